@@ -1,0 +1,103 @@
+"""The configuration schema: every key a config file may hold.
+
+Files are merged as plain mappings first (later files win, key by key) and validated once, here; the
+loader turns a validation error into a `ConfigError` that names the file and line the bad value came
+from. Key order inside `permission` mappings is meaningful (last match wins), and pydantic keeps it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..permission.rules import Action
+
+PermissionConfig = Action | dict[str, Action | dict[str, Action]]
+"""`permission: deny`, `{edit: deny}` or `{bash: {"ls *": allow, "rm *": ask}}`, in the order written."""
+
+
+class Section(BaseModel):
+    """Unknown keys are collected by the loader (warned about, with a hint) before validation."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ModelCost(Section):
+    """US dollars per million tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
+class ModelConfig(Section):
+    name: str | None = None
+    context: int | None = Field(None, gt=0)
+    """Context window in tokens."""
+    output: int | None = Field(None, gt=0)
+    """Maximum output tokens per request."""
+    cost: ModelCost | None = None
+    reasoning: bool | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Passed through to the provider request (e.g. `thinking`, `reasoning_effort`)."""
+
+
+class ProviderConfig(Section):
+    type: Literal["anthropic", "openai", "openai-compatible", "scripted"] | None = None
+    """Defaults to the provider id when that is a known type; required for any other id."""
+    api_key: str | None = None
+    base_url: str | None = None
+    models: dict[str, ModelConfig] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
+    script: list[dict[str, Any]] | str | None = None
+    """Scripted provider only: the turns to replay, or a path to a YAML/JSON file of them."""
+
+
+class AgentConfig(Section):
+    mode: Literal["primary", "subagent", "all"] | None = None
+    description: str | None = None
+    prompt: str | None = None
+    model: str | None = Field(None, pattern=r"^[^/\s]+/.+$")
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, ge=0, le=1)
+    steps: int | None = Field(None, gt=0)
+    permission: PermissionConfig | None = None
+    tools: dict[str, bool] | None = None
+    hidden: bool | None = None
+    disable: bool | None = None
+    color: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class CommandConfig(Section):
+    template: str
+    description: str | None = None
+    agent: str | None = None
+    model: str | None = Field(None, pattern=r"^[^/\s]+/.+$")
+    subtask: bool | None = None
+
+
+class CompactionConfig(Section):
+    auto: bool = True
+    """Compact automatically when the context fills up."""
+    prune: bool = True
+    """Replace old tool outputs with a placeholder before summarizing."""
+    reserved: int | None = Field(None, ge=0)
+    """Tokens kept free for the answer; defaults to the model's output limit (capped)."""
+
+
+class Config(Section):
+    model: str | None = Field(None, pattern=r"^[^/\s]+/.+$")
+    """Default model, `provider/model`."""
+    small_model: str | None = Field(None, pattern=r"^[^/\s]+/.+$")
+    """Model for titles and other small jobs."""
+    default_agent: str | None = None
+    provider: dict[str, ProviderConfig] = Field(default_factory=dict)
+    agent: dict[str, AgentConfig] = Field(default_factory=dict)
+    permission: PermissionConfig | None = None
+    command: dict[str, CommandConfig] = Field(default_factory=dict)
+    instructions: list[str] = Field(default_factory=list)
+    """Extra instruction files: paths or globs, relative to the file that names them."""
+    compaction: CompactionConfig = Field(default_factory=CompactionConfig)

@@ -1,0 +1,116 @@
+"""Errors raised by opencode_nb.
+
+Two readers: a person gets the file, line, key and what to write instead; the model gets what happened
+and what to do next. Misuse and run failures are separate families; tool errors become tool results.
+
+OpencodeNbError
+├── ConfigError      a file or mapping we read is wrong: names file, line, key and the fix
+├── NotFoundError    an id (session, message, permission or question request) does not exist
+├── ProviderError    the model API failed; `.retryable` tells the loop whether to try again
+└── ToolError        returned to the model as the tool's result, never a crash
+    ├── DeniedError      a rule forbids the call; the model reads why and carries on
+    ├── CorrectedError   the person said no and why; the model reads the feedback and carries on
+    └── RejectedError    the person said no; the loop stops
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+class OpencodeNbError(Exception):
+    """Root of every error opencode_nb raises on purpose."""
+
+
+class ConfigError(OpencodeNbError):
+    """A configuration file or mapping is wrong.
+
+    The message reads `file:line key.path: problem` so a person can jump straight to the fix.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        line: int | None = None,
+        key: str | None = None,
+        hint: str,
+    ) -> None:
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.key = key
+        self.hint = hint
+        where = self.path or "config"
+        if line is not None:
+            where = f"{where}:{line}"
+        super().__init__(f"{where} {key}: {hint}" if key else f"{where}: {hint}")
+
+
+class NotFoundError(OpencodeNbError, KeyError):
+    """An id that does not exist (session, message, permission or question request)."""
+
+    def __init__(self, kind: str, ident: str) -> None:
+        self.kind = kind
+        self.ident = ident
+        super().__init__(f"{kind} {ident!r} not found")
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0])
+
+
+class ProviderError(OpencodeNbError):
+    """The model API failed. `retryable` is decided once, where the SDK error is classified."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        status: int | None = None,
+        retry_after_s: float | None = None,
+    ) -> None:
+        self.retryable = retryable
+        self.status = status
+        self.retry_after_s = retry_after_s
+        super().__init__(message)
+
+
+class ToolError(OpencodeNbError):
+    """A failure the model reads as the tool's result."""
+
+
+class DeniedError(ToolError):
+    """A configured rule forbids this call; the relevant rules are shown to the model."""
+
+    def __init__(self, rules: list[Any] | None = None) -> None:
+        self.rules = list(rules or [])
+        shown = json.dumps([_rule_dict(r) for r in self.rules])
+        super().__init__(
+            "The user has specified a rule which prevents you from using this specific tool call. "
+            f"Here are some of the relevant rules {shown}"
+        )
+
+
+class RejectedError(ToolError):
+    """The person refused the call without saying why: the loop stops after this step."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or "The user rejected permission to use this specific tool call.")
+
+
+class CorrectedError(RejectedError):
+    """The person refused the call and said why; the model reads the feedback and carries on."""
+
+    def __init__(self, feedback: str) -> None:
+        self.feedback = feedback
+        super().__init__(
+            "The user rejected permission to use this specific tool call with the following feedback: "
+            f"{feedback}"
+        )
+
+
+def _rule_dict(rule: Any) -> Any:
+    dump = getattr(rule, "model_dump", None)
+    return dump() if dump else rule

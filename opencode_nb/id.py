@@ -1,0 +1,36 @@
+"""Time-ordered identifiers.
+
+An id is `<prefix>_` + 12 hex digits of (milliseconds · 4096 + a per-millisecond counter) + 14 random
+base62 characters. Ids of one prefix therefore sort as strings in creation order, which the store and the
+loop rely on to order messages and parts without a separate sequence column.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+
+_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_lock = threading.Lock()
+_last = 0
+
+PREFIXES = {
+    "session": "ses",
+    "message": "msg",
+    "part": "prt",
+    "permission": "per",
+    "question": "que",
+    "tool": "tool",
+}
+
+
+def ascending(kind: str) -> str:
+    """A new id for `kind` (one of PREFIXES) that sorts after every id made before it in this process."""
+    global _last
+    with _lock:
+        now = int(time.time() * 1000) * 4096
+        _last = now if now > _last else _last + 1
+        stamp = _last
+    rand = "".join(secrets.choice(_ALPHABET) for _ in range(14))
+    return f"{PREFIXES[kind]}_{stamp:012x}{rand}"

@@ -1,0 +1,45 @@
+"""Bus events of the question service: questions put to the person, and their answers."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..bus import Event
+
+
+class QuestionOption(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    label: str
+    description: str = ""
+
+
+class QuestionInfo(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    question: str
+    header: str = ""
+    options: list[QuestionOption] = Field(default_factory=list)
+    multiple: bool = False
+
+
+class QuestionRequest(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    id: str
+    session_id: str
+    agent: str = ""
+    questions: list[QuestionInfo]
+
+
+class QuestionAsked(Event):
+    type: Literal["question.asked"] = "question.asked"
+    request: QuestionRequest
+
+
+class QuestionReplied(Event):
+    type: Literal["question.replied"] = "question.replied"
+    session_id: str
+    request_id: str
+    answers: list[list[str]] | None = None
+    """One list of chosen labels or free text per question; None when rejected."""
+    reason: str | None = None
