@@ -1,0 +1,75 @@
+"""The `opencode-nb` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from . import __version__
+from .errors import OpencodeNbError
+from .workspace import Workspace
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="opencode-nb",
+        description="Multi-agent AI environment for Jupyter notebooks.",
+    )
+    parser.add_argument("--version", action="version", version=f"opencode-nb {__version__}")
+    parser.add_argument(
+        "-C", "--directory", default=".", help="project directory to work in (default: the current one)"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    agents = sub.add_parser("agents", help="list the agents resolved for the project directory")
+    agents.add_argument("--all", action="store_true", help="include hidden agents")
+    agents.add_argument("--rules", action="store_true", help="show each agent's permission rules")
+    sessions = sub.add_parser("sessions", help="list the sessions of the project directory")
+    sessions.add_argument("--limit", type=int, default=20)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command is None:
+        _parser().print_help()
+        return 0
+    try:
+        with Workspace(Path(args.directory)) as ws:
+            for warning in ws.warnings:
+                print(f"warning: {warning}", file=sys.stderr)
+            if args.command == "agents":
+                print(format_agents(ws, include_hidden=args.all, rules=args.rules))
+            elif args.command == "sessions":
+                print(format_sessions(ws, limit=args.limit))
+    except OpencodeNbError as exc:
+        print(f"opencode-nb: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def format_agents(ws: Workspace, *, include_hidden: bool = False, rules: bool = False) -> str:
+    default = ws.agents.default.name
+    rows = []
+    for agent in ws.agents.list(include_hidden=include_hidden):
+        mark = "*" if agent.name == default else " "
+        model = agent.model or "(default model)"
+        rows.append(f"{mark} {agent.name:<16} {agent.mode:<9} {model:<28} {agent.description or ''}".rstrip())
+        if rules:
+            rows.extend(f"      {r.permission} {r.pattern!r} -> {r.action}" for r in agent.permission)
+    return "\n".join(rows) + "\n\n* default agent"
+
+
+def format_sessions(ws: Workspace, *, limit: int = 20) -> str:
+    sessions = ws.sessions.list(str(ws.directory))[:limit]
+    if not sessions:
+        return "no sessions yet in this directory"
+    return "\n".join(
+        f"{s.id}  {datetime.fromtimestamp(s.updated_at):%Y-%m-%d %H:%M}  {s.title}" for s in sessions
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,38 @@
+from opencode_nb.errors import (
+    ConfigError,
+    CorrectedError,
+    DeniedError,
+    NotFoundError,
+    OpencodeNbError,
+    RejectedError,
+    ToolError,
+)
+from opencode_nb.permission import Rule
+
+
+def test_a_config_error_names_file_line_and_key_first():
+    err = ConfigError("opencode.yaml", line=12, key='agent.reviewer.permission.bash."rm *"',
+                      hint="'maybe' is not one of allow, ask, deny")
+    assert str(err) == (
+        "opencode.yaml:12 agent.reviewer.permission.bash.\"rm *\": 'maybe' is not one of allow, ask, deny"
+    )
+
+
+def test_permission_errors_are_tool_errors_worded_for_the_model():
+    assert issubclass(DeniedError, ToolError) and issubclass(RejectedError, ToolError)
+    assert str(RejectedError()) == "The user rejected permission to use this specific tool call."
+    corrected = CorrectedError("use the staging bucket")
+    assert isinstance(corrected, RejectedError)
+    assert str(corrected).endswith("with the following feedback: use the staging bucket")
+
+
+def test_a_denial_shows_the_relevant_rules():
+    err = DeniedError([Rule(permission="bash", pattern="rm *", action="deny")])
+    assert '"pattern": "rm *"' in str(err)
+    assert "prevents you from using this specific tool call" in str(err)
+
+
+def test_not_found_reads_plainly_and_is_still_a_key_error():
+    err = NotFoundError("permission request", "per_123")
+    assert isinstance(err, KeyError) and isinstance(err, OpencodeNbError)
+    assert str(err) == "permission request 'per_123' not found"
