@@ -1,4 +1,42 @@
-from ..errors import CorrectedError, DeniedError, RejectedError
-from .rules import Action, Grant, Rule
+"""The permission engine: allow / ask / deny rules, last match wins, and the service that asks a person."""
 
-__all__ = ["Action", "CorrectedError", "DeniedError", "Grant", "RejectedError", "Rule"]
+from ..errors import CorrectedError, DeniedError, RejectedError
+from .events import PermissionAsked, PermissionReplied, PermissionRequest, Reply, ToolRef
+from .rules import (
+    Action,
+    Grant,
+    Rule,
+    Ruleset,
+    RulesetField,
+    disabled,
+    evaluate,
+    expand_home,
+    from_config,
+    merge,
+)
+from .service import GrantStore, PermissionService
+from .wildcard import wildcard_match
+
+__all__ = [
+    "Action",
+    "CorrectedError",
+    "DeniedError",
+    "Grant",
+    "GrantStore",
+    "PermissionAsked",
+    "PermissionReplied",
+    "PermissionRequest",
+    "PermissionService",
+    "RejectedError",
+    "Reply",
+    "Rule",
+    "Ruleset",
+    "RulesetField",
+    "ToolRef",
+    "disabled",
+    "evaluate",
+    "expand_home",
+    "from_config",
+    "merge",
+    "wildcard_match",
+]

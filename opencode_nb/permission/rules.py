@@ -1,16 +1,28 @@
 """Rules and rulesets: the data the permission engine decides with.
 
-(The evaluation functions are added below by the permission engine work.)
+A ruleset is an ordered list and order is everything: the LAST rule whose permission and pattern both
+match decides, with no notion of specificity, so a later `"*"` overrides an earlier specific rule.
+Nothing matching means `ask`.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import os
+from collections.abc import Callable, Iterable, Mapping
+from typing import Annotated, Any, Literal, Self, SupportsIndex, get_args
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
+
+from ..errors import ConfigError
+from .wildcard import compile_pattern, wildcard_match
+
+Matcher = Callable[[str], object]
 
 Action = Literal["allow", "ask", "deny"]
-ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")
+ACTIONS: tuple[Action, ...] = get_args(Action)
+
+EDIT_TOOLS = frozenset({"edit", "write", "patch", "multiedit"})
+"""Tools that all change files and are therefore governed by the one `edit` permission."""
 
 
 class Rule(BaseModel):
@@ -33,3 +45,181 @@ class Grant(BaseModel):
 
     def rule(self) -> Rule:
         return Rule(permission=self.permission, pattern=self.pattern, action="allow")
+
+
+class Ruleset(list[Rule]):
+    """A list of rules that remembers, per permission, which of its rules can apply.
+
+    Evaluation is a hot path (every tool call, every pattern, every pending request after an "always").
+    Scanning 200 rules and matching two wildcards each costs tens of microseconds; the per-permission
+    view makes it a handful. Any change to the list drops the cache.
+    """
+
+    __slots__ = ("_views",)
+
+    def __init__(self, rules: Iterable[Rule] = ()) -> None:
+        super().__init__(rules)
+        self._views: dict[str, tuple[tuple[Matcher | None, Rule], ...]] = {}
+
+    def for_permission(self, permission: str) -> tuple[tuple[Matcher | None, Rule], ...]:
+        """The rules whose permission matches, newest last, each with its compiled pattern matcher
+        (None for `*`, which matches anything)."""
+        view = self._views.get(permission)
+        if view is None:
+            view = tuple(
+                (None if r.pattern == "*" else compile_pattern(r.pattern).fullmatch, r)
+                for r in self
+                if wildcard_match(permission, r.permission)
+            )
+            self._views[permission] = view
+        return view
+
+    def _changed(self) -> None:
+        self._views.clear()
+
+    def append(self, rule: Rule) -> None:
+        super().append(rule)
+        self._changed()
+
+    def extend(self, rules: Iterable[Rule]) -> None:
+        super().extend(rules)
+        self._changed()
+
+    def insert(self, index: SupportsIndex, rule: Rule) -> None:
+        super().insert(index, rule)
+        self._changed()
+
+    def remove(self, rule: Rule) -> None:
+        super().remove(rule)
+        self._changed()
+
+    def pop(self, index: SupportsIndex = -1) -> Rule:
+        self._changed()
+        return super().pop(index)
+
+    def clear(self) -> None:
+        super().clear()
+        self._changed()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        super().sort(*args, **kwargs)
+        self._changed()
+
+    def reverse(self) -> None:
+        super().reverse()
+        self._changed()
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        super().__setitem__(index, value)
+        self._changed()
+
+    def __delitem__(self, index: Any) -> None:
+        super().__delitem__(index)
+        self._changed()
+
+    def __iadd__(self, rules: Iterable[Rule]) -> Self:  # type: ignore[override]
+        self.extend(rules)
+        return self
+
+
+def as_ruleset(rules: Iterable[Rule]) -> Ruleset:
+    return rules if isinstance(rules, Ruleset) else Ruleset(rules)
+
+
+RulesetField = Annotated[list[Rule], AfterValidator(as_ruleset)]
+"""The type of a ruleset field on a model: validates as a list and keeps the per-permission cache."""
+
+
+def evaluate(permission: str, pattern: str, *rulesets: Iterable[Rule]) -> Rule:
+    """The rule that decides `permission` on `pattern`: the last matching one, else `ask`."""
+    text = pattern.replace("\\", "/")
+    for ruleset in reversed(rulesets):
+        if isinstance(ruleset, Ruleset):
+            for match, rule in reversed(ruleset.for_permission(permission)):
+                if match is None or match(text) is not None:
+                    return rule
+            continue
+        for rule in reversed(ruleset if isinstance(ruleset, list | tuple) else list(ruleset)):
+            if wildcard_match(permission, rule.permission) and wildcard_match(pattern, rule.pattern):
+                return rule
+    return Rule(permission=permission, pattern="*", action="ask")
+
+
+def merge(*rulesets: Iterable[Rule]) -> Ruleset:
+    """Concatenation in order: a later ruleset overrides an earlier one under last-match-wins."""
+    return Ruleset(rule for ruleset in rulesets for rule in ruleset)
+
+
+def disabled(tool_names: Iterable[str], ruleset: Iterable[Rule]) -> set[str]:
+    """The tools not to offer the model at all: the last rule for their permission denies everything.
+
+    Patterns are ignored when picking that rule, so `{bash: {"*": deny, "echo *": allow}}` keeps bash
+    offered and leaves the decision to call time.
+    """
+    rules = list(ruleset)
+    out: set[str] = set()
+    for tool in tool_names:
+        permission = "edit" if tool in EDIT_TOOLS else tool
+        last = next((r for r in reversed(rules) if wildcard_match(permission, r.permission)), None)
+        if last is not None and last.pattern == "*" and last.action == "deny":
+            out.add(tool)
+    return out
+
+
+def from_config(
+    mapping: Mapping[str, Any] | str | None, *, source: str | None = None, key_prefix: str = "permission"
+) -> Ruleset:
+    """Rules from the config form, in the order written.
+
+    `{edit: deny}` is one rule with pattern `*`; `{bash: {"ls *": allow}}` one rule per entry; a bare
+    `"deny"` stands for `{"*": "deny"}`. `~`, `~/…` and a leading `$HOME` in patterns become the home
+    directory.
+
+    Raises:
+        ConfigError: an action is not allow, ask or deny (names the key path and, given, the file).
+    """
+    if mapping is None:
+        return Ruleset()
+    if isinstance(mapping, str):
+        mapping = {"*": mapping}
+    if not isinstance(mapping, Mapping):
+        raise ConfigError(source, key=key_prefix, hint=_shape_hint(mapping))
+    rules = Ruleset()
+    for permission, value in mapping.items():
+        key = f"{key_prefix}.{_key(permission)}"
+        if isinstance(value, Mapping):
+            for pattern, action in value.items():
+                rules.append(Rule(permission=permission, pattern=expand_home(str(pattern)),
+                                  action=_action(action, source, f"{key}.{_key(str(pattern))}")))
+        else:
+            rules.append(Rule(permission=permission, pattern="*", action=_action(value, source, key)))
+    return rules
+
+
+def expand_home(pattern: str) -> str:
+    home = os.path.expanduser("~")
+    if pattern == "~":
+        return home
+    if pattern.startswith("~/"):
+        return home + pattern[1:]
+    if pattern.startswith("$HOME"):
+        return home + pattern[len("$HOME"):]
+    return pattern
+
+
+def _action(value: Any, source: str | None, key: str) -> Action:
+    if value in ACTIONS:
+        return value  # type: ignore[no-any-return]
+    raise ConfigError(source, key=key, hint=f"{value!r} is not one of {', '.join(ACTIONS)}")
+
+
+def _shape_hint(value: Any) -> str:
+    return (f"expected an action ({', '.join(ACTIONS)}) or a mapping such as "
+            f"{{bash: {{\"ls *\": allow}}}}, got {type(value).__name__}")
+
+
+def _key(segment: str) -> str:
+    """A key path segment, quoted when it holds anything but name characters."""
+    if segment and all(c.isalnum() or c in "_-" for c in segment):
+        return segment
+    return '"' + segment.replace('"', '\\"') + '"'

@@ -1,0 +1,274 @@
+"""Asking a person, and remembering what they said "always" to.
+
+`ask` decides at once when it can: a deny on any pattern refuses the call, allow on every pattern lets
+it through. Otherwise the request is published as `permission.asked` and the calling tool waits on a
+future until `reply` is called, typically by a widget click.
+
+Clicks may arrive on another thread (JupyterLab sends widget messages over kernel subshells). `reply`
+therefore takes the request out of the pending table under a lock, so a double click is a clear
+`NotFoundError`, and hands the rest of the work to the event loop the request was made on with
+`call_soon_threadsafe`: futures, bus events and cascades only ever run on that loop.
+
+"Always" grants are scoped to the agent that asked and to the session tree it asked in: approving
+`npm test *` for the explore subagent grants nothing to build, and nothing outside that tree. They are
+kept on the root session through a `GrantStore`, so they survive a kernel restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .. import id as ids
+from ..bus import Bus
+from ..errors import CorrectedError, DeniedError, NotFoundError, RejectedError
+from .events import PermissionAsked, PermissionReplied, PermissionRequest, Reply, ToolRef
+from .rules import Action, Grant, Rule, Ruleset, as_ruleset, evaluate
+from .wildcard import wildcard_match
+
+log = logging.getLogger(__name__)
+
+Policy = Callable[[PermissionRequest], Action | None]
+"""Decides for runs with nobody to ask: "allow", "deny", or None to ask a person after all."""
+
+REPLIES: tuple[Reply, ...] = ("once", "always", "reject")
+
+
+class GrantStore(Protocol):
+    """Where "always" grants live: on the root session of a tree."""
+
+    def root_of(self, session_id: str) -> str: ...
+
+    def load_grants(self, root_id: str) -> list[Grant]: ...
+
+    def save_grants(self, root_id: str, grants: list[Grant]) -> None: ...
+
+
+@dataclass
+class _Pending:
+    request: PermissionRequest
+    ruleset: Ruleset
+    root: str
+    future: asyncio.Future[None]
+    loop: asyncio.AbstractEventLoop
+
+
+class PermissionService:
+    def __init__(
+        self,
+        bus: Bus,
+        *,
+        tree: GrantStore | None = None,
+        policy: Policy | None = None,
+        timeout_s: float | None = None,
+    ) -> None:
+        self.bus = bus
+        self.tree = tree
+        self.policy = policy
+        self.timeout_s = timeout_s
+        self._pending: dict[str, _Pending] = {}
+        self._grants: dict[str, list[Grant]] = {}
+        self._lock = threading.RLock()
+
+    # ------------------------------------------------------------------------------------------ asking
+
+    async def ask(
+        self,
+        session_id: str,
+        agent: str,
+        permission: str,
+        patterns: Iterable[str],
+        always: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        ruleset: Iterable[Rule] = (),
+        tool: ToolRef | None = None,
+    ) -> None:
+        """Return when the call may go ahead.
+
+        Raises:
+            DeniedError: a rule denies one of the patterns (even if another would only ask).
+            CorrectedError: the person refused and said why.
+            RejectedError: the person (or the policy, or a timeout) refused.
+        """
+        patterns = list(patterns)
+        rules = as_ruleset(ruleset)
+        root = self._root(session_id)
+        granted = self._granted(root, agent)
+        decisions = [evaluate(permission, p, rules, granted).action for p in patterns]
+        if "deny" in decisions:
+            raise DeniedError([r for r in rules if wildcard_match(permission, r.permission)])
+        if decisions and all(d == "allow" for d in decisions):
+            return
+        request = PermissionRequest(
+            id=ids.ascending("permission"),
+            session_id=session_id,
+            agent=agent,
+            permission=permission,
+            patterns=patterns,
+            always=list(always),
+            metadata=dict(metadata or {}),
+            tool=tool,
+        )
+        if self.policy is not None:
+            decision = self.policy(request)
+            if decision is not None:
+                self._decide_by_policy(request, decision)
+                return
+        loop = asyncio.get_running_loop()
+        pending = _Pending(request, rules, root, loop.create_future(), loop)
+        with self._lock:
+            self._pending[request.id] = pending
+        self.bus.publish(PermissionAsked(request=request))
+        timer = loop.call_later(self.timeout_s, self._expire, request.id) if self.timeout_s else None
+        try:
+            await pending.future
+        except asyncio.CancelledError:
+            if self._take(request.id) is not None:  # stopped while waiting: close the prompt
+                self._publish(request, "reject", reason="aborted")
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _decide_by_policy(self, request: PermissionRequest, decision: Action) -> None:
+        if decision == "allow":
+            self._publish(request, "once", reason="allowed by policy: nobody is present to ask")
+            return
+        self._publish(request, "reject", reason="refused by policy: nobody is present to ask")
+        raise RejectedError(
+            f"Permission for {request.permission} {', '.join(request.patterns)} was refused: this run has "
+            "nobody to approve it and its policy refuses what it would have to ask for. Do without it, "
+            "or say what you need the person to allow."
+        )
+
+    # ------------------------------------------------------------------------------------------ replying
+
+    def reply(self, request_id: str, reply: Reply, message: str | None = None) -> None:
+        """Answer a pending request; safe to call from any thread.
+
+        Raises:
+            NotFoundError: no pending request has this id (never asked, or already answered).
+            ValueError: `reply` is not once, always or reject.
+        """
+        if reply not in REPLIES:
+            raise ValueError(f"reply must be one of {', '.join(REPLIES)}, not {reply!r}")
+        pending = self._take(request_id)
+        if pending is None:
+            raise NotFoundError("permission request", request_id)
+        self._on_loop(pending.loop, self._apply, pending, reply, message)
+
+    def _apply(self, pending: _Pending, reply: Reply, message: str | None) -> None:
+        request = pending.request
+        self._publish(request, reply, message=message)
+        if reply == "reject":
+            _fail(pending.future, CorrectedError(message) if message else RejectedError())
+            for other in self._take_where(lambda p: p.request.session_id == request.session_id):
+                self._publish(other.request, "reject")
+                _fail(other.future, RejectedError())
+            return
+        _succeed(pending.future)
+        if reply == "always":
+            self._grant(pending.root, [
+                Grant(agent=request.agent, permission=request.permission, pattern=p) for p in request.always
+            ])
+            for other in self._take_where(lambda p: p.root == pending.root and self._now_allowed(p)):
+                self._publish(other.request, "always")
+                _succeed(other.future)
+
+    def _now_allowed(self, pending: _Pending) -> bool:
+        request = pending.request
+        granted = self._granted(pending.root, request.agent)
+        return all(
+            evaluate(request.permission, p, pending.ruleset, granted).action == "allow" for p in request.patterns
+        )
+
+    def _expire(self, request_id: str) -> None:
+        pending = self._take(request_id)
+        if pending is not None:
+            self._publish(pending.request, "reject", reason=f"timed out after {self.timeout_s:g} s")
+            _fail(pending.future, RejectedError(
+                "Nobody answered the permission request in time, so the call was not made."
+            ))
+
+    # ------------------------------------------------------------------------------------------ state
+
+    def pending(self, session_id: str | None = None) -> list[PermissionRequest]:
+        with self._lock:
+            items = list(self._pending.values())
+        return [p.request for p in items if session_id is None or p.request.session_id == session_id]
+
+    def grants(self, session_id: str) -> list[Grant]:
+        """The "always" grants of the session's tree, for every agent."""
+        return list(self._load(self._root(session_id)))
+
+    def close(self) -> None:
+        """Refuse everything still waiting: nobody will answer it any more."""
+        for pending in self._take_where(lambda p: True):
+            self._on_loop(pending.loop, self._close_one, pending)
+
+    def _close_one(self, pending: _Pending) -> None:
+        self._publish(pending.request, "reject", reason="closed")
+        _fail(pending.future, RejectedError("The workspace was closed before the request was answered."))
+
+    def _root(self, session_id: str) -> str:
+        return self.tree.root_of(session_id) if self.tree is not None else session_id
+
+    def _load(self, root: str) -> list[Grant]:
+        with self._lock:
+            grants = self._grants.get(root)
+            if grants is None:
+                grants = list(self.tree.load_grants(root)) if self.tree is not None else []
+                self._grants[root] = grants
+            return grants
+
+    def _granted(self, root: str, agent: str) -> Ruleset:
+        return Ruleset(g.rule() for g in self._load(root) if g.agent == agent)
+
+    def _grant(self, root: str, new: list[Grant]) -> None:
+        with self._lock:
+            grants = self._load(root)
+            grants.extend(g for g in new if g not in grants)
+            snapshot = list(grants)
+        if self.tree is not None:
+            self.tree.save_grants(root, snapshot)
+
+    def _take(self, request_id: str) -> _Pending | None:
+        with self._lock:
+            return self._pending.pop(request_id, None)
+
+    def _take_where(self, keep: Callable[[_Pending], bool]) -> list[_Pending]:
+        with self._lock:
+            chosen = [p for p in self._pending.values() if keep(p)]
+            for p in chosen:
+                del self._pending[p.request.id]
+        return chosen
+
+    def _publish(self, request: PermissionRequest, reply: Reply, *, message: str | None = None,
+                 reason: str | None = None) -> None:
+        self.bus.publish(PermissionReplied(session_id=request.session_id, request_id=request.id, reply=reply,
+                                           message=message, reason=reason))
+
+    @staticmethod
+    def _on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: Any) -> None:
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            fn(*args)
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(fn, *args)
+
+
+def _succeed(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _fail(future: asyncio.Future[None], error: BaseException) -> None:
+    if not future.done():
+        future.set_exception(error)
