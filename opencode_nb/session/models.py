@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .. import id as ids
-from ..permission.rules import Grant, Rule
+from ..permission.rules import Grant, RulesetField
 
 
 def now() -> float:
@@ -39,11 +39,13 @@ class Session(Frozen):
     directory: str
     created_at: float = Field(default_factory=now)
     updated_at: float = Field(default_factory=now)
-    permission: list[Rule] = Field(default_factory=list)
+    permission: RulesetField = Field(default_factory=list)
     """Rules of this session itself, merged after the agent's (a child's denies live here)."""
     approved: list[Grant] = Field(default_factory=list)
     """"Always" approvals given in this session tree; kept on the root session only."""
     archived: bool = False
+    cost: float = 0.0
+    """Dollars spent on this session's own model calls (children keep their own)."""
 
 
 # --------------------------------------------------------------------------------------------- messages
