@@ -51,10 +51,10 @@ class ConfigError(OpencodeNbError):
 class NotFoundError(OpencodeNbError, KeyError):
     """An id that does not exist (session, message, permission or question request)."""
 
-    def __init__(self, kind: str, ident: str) -> None:
+    def __init__(self, kind: str, ident: str, hint: str | None = None) -> None:
         self.kind = kind
         self.ident = ident
-        super().__init__(f"{kind} {ident!r} not found")
+        super().__init__(f"{kind} {ident!r} not found" + (f"; {hint}" if hint else ""))
 
     def __str__(self) -> str:  # KeyError would quote the whole message
         return str(self.args[0])

@@ -1,0 +1,111 @@
+"""The built-in agents and the rules every agent starts from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from .info import Mode
+
+READ_ONLY_SHELL: dict[str, str] = {
+    "*": "ask",
+    "ls": "allow", "ls *": "allow", "pwd": "allow", "cat *": "allow", "head *": "allow", "tail *": "allow",
+    "wc *": "allow", "grep *": "allow", "rg *": "allow", "which *": "allow", "tree *": "allow",
+    "find *": "allow", "find * -delete*": "ask", "find * -exec*": "ask", "find * -fprint*": "ask",
+    "find * -ok*": "ask", "tree -o *": "ask",
+    "git status *": "allow", "git diff *": "allow", "git log *": "allow", "git show *": "allow",
+    "git branch": "allow", "git branch -v": "allow", "git branch -a": "allow",
+}
+"""What the plan agent may run without asking: commands that only read. Order matters (last match wins):
+the destructive `find` forms come after the `find *` allowance so they still ask."""
+
+PLAN_FILES = ".opencode/plans/*.md"
+
+
+def default_rules(data_dir: Path, tmp_dir: Path) -> dict[str, Any]:
+    """Everything allowed except what needs a person's eye: loops, outside paths, mode switches, secrets."""
+    return {
+        "*": "allow",
+        "doom_loop": "ask",
+        "external_directory": {
+            "*": "ask",
+            f"{data_dir}/tool-output/*": "allow",
+            f"{tmp_dir}/opencode_nb/*": "allow",
+        },
+        "question": "deny",
+        "plan_enter": "deny",
+        "plan_exit": "deny",
+        "read": {"*": "allow", "*.env": "ask", "*.env.*": "ask", "*.env.example": "allow"},
+    }
+
+
+@dataclass(frozen=True)
+class Builtin:
+    mode: Mode
+    description: str
+    rules: dict[str, Any] = field(default_factory=dict)
+    hidden: bool = False
+    temperature: float | None = None
+
+
+def builtins(data_dir: Path, tmp_dir: Path) -> dict[str, Builtin]:
+    """In definition order; the first visible primary is the fallback default."""
+    whitelist = {"*": "ask", f"{data_dir}/tool-output/*": "allow", f"{tmp_dir}/opencode_nb/*": "allow"}
+    return {
+        "build": Builtin(
+            "primary",
+            "The default agent: reads, edits and runs code and notebooks within its permissions.",
+            {"question": "allow", "plan_enter": "allow"},
+        ),
+        "plan": Builtin(
+            "primary",
+            "Plans without changing anything: read-only research, then a written plan to approve.",
+            {
+                "question": "allow",
+                "plan_exit": "allow",
+                "task": {"general": "deny"},
+                "edit": {"*": "deny", PLAN_FILES: "allow"},
+                "bash": READ_ONLY_SHELL,
+            },
+        ),
+        "general": Builtin(
+            "subagent",
+            "General-purpose agent for researching complex questions and carrying out multi-step tasks "
+            "on its own; use it to run several units of work in parallel.",
+            {"todowrite": "deny", "todoread": "deny"},
+        ),
+        "explore": Builtin(
+            "subagent",
+            "Fast read-only agent for exploring a codebase or notebook project: finds files by pattern, "
+            "searches code for keywords, and answers questions about how things fit together. Say how "
+            "thorough to be: quick, medium or very thorough.",
+            {
+                "*": "deny",
+                **{tool: "allow" for tool in ("read", "grep", "glob", "list", "bash", "webfetch", "variables",
+                                              "notebook_read")},
+                "external_directory": whitelist,
+            },
+        ),
+        "data-explorer": Builtin(
+            "subagent",
+            "Read-only agent for the live data in the notebook kernel: inspects dataframes, arrays and other "
+            "variables (shape, dtypes, missing values, distributions) without changing them.",
+            {
+                "*": "deny",
+                **{tool: "allow" for tool in ("read", "glob", "grep", "list", "variables", "python")},
+                "external_directory": whitelist,
+            },
+        ),
+        "compaction": Builtin("primary", "Writes the summary that replaces a long history.", {"*": "deny"},
+                              hidden=True),
+        "title": Builtin("primary", "Names sessions.", {"*": "deny"}, hidden=True, temperature=0.5),
+        "summary": Builtin("primary", "Summarizes what a session changed.", {"*": "deny"}, hidden=True),
+    }
+
+
+@cache
+def prompt_text(name: str) -> str:
+    return files(__package__).joinpath("prompts", f"{name}.txt").read_text(encoding="utf-8").strip()

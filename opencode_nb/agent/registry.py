@@ -1,0 +1,137 @@
+"""The agents of a workspace: the built-ins, changed, extended or removed by configuration."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..config.schema import AgentConfig, Config
+from ..errors import ConfigError, NotFoundError
+from ..permission.rules import EDIT_TOOLS, Rule, Ruleset, evaluate, from_config, merge
+from .builtin import builtins, default_rules, prompt_text
+from .info import AgentInfo
+
+Where = Callable[..., tuple[str | None, int | None]]
+"""Finds the file and line a config key path was written at (`LoadedConfig.where`)."""
+
+_PLAIN_FIELDS = ("description", "mode", "model", "prompt", "temperature", "top_p", "steps", "hidden", "color")
+
+
+class AgentRegistry:
+    """Built-ins first; config agents then override them field by field.
+
+    An agent's ruleset is `merge(defaults, its built-in rules, the global config permission, its own
+    config permission)`: configuration is appended, never substituted, so a config that only says
+    `edit: deny` keeps every other built-in rule.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        agents: Mapping[str, AgentConfig] | None = None,
+        *,
+        data_dir: Path,
+        tmp_dir: Path | None = None,
+        where: Where | None = None,
+    ) -> None:
+        tmp_dir = tmp_dir or Path(tempfile.gettempdir())
+        self.warnings: list[str] = []
+        self._where = where or (lambda *path: (None, None))
+        source, _ = self._where("permission")
+        self.defaults = from_config(default_rules(data_dir, tmp_dir), key_prefix="<defaults>")
+        self.global_rules = from_config(config.permission, source=source)
+        self._agents: dict[str, AgentInfo] = {}
+        for name, spec in builtins(data_dir, tmp_dir).items():
+            self._agents[name] = AgentInfo(
+                name=name,
+                description=spec.description,
+                mode=spec.mode,
+                native=True,
+                hidden=spec.hidden,
+                temperature=spec.temperature,
+                prompt=prompt_text(name),
+                permission=merge(self.defaults, from_config(spec.rules), self.global_rules),
+            )
+        for name, entry in (config.agent if agents is None else agents).items():
+            self._configure(name, entry)
+        self._default = self._choose_default(config.default_agent)
+
+    def _configure(self, name: str, entry: AgentConfig) -> None:
+        if entry.disable:
+            self._agents.pop(name, None)
+            return
+        base = self._agents.get(name) or AgentInfo(name=name, permission=merge(self.defaults, self.global_rules))
+        changes: dict[str, Any] = {f: getattr(entry, f) for f in _PLAIN_FIELDS if getattr(entry, f) is not None}
+        source, _ = self._where("agent", name, "permission")
+        legacy = Ruleset(
+            Rule(permission="edit" if tool in EDIT_TOOLS else tool, pattern="*", action="allow" if on else "deny")
+            for tool, on in (entry.tools or {}).items()
+        )
+        changes["permission"] = merge(
+            base.permission, legacy, from_config(entry.permission, source=source, key_prefix=f"agent.{name}.permission")
+        )
+        changes["tools"] = {**base.tools, **(entry.tools or {})}
+        changes["options"] = _deep_merge(base.options, entry.options)
+        self._agents[name] = AgentInfo.model_validate({**base.model_dump(), **changes})
+
+    def _choose_default(self, wanted: str | None) -> AgentInfo:
+        if wanted:
+            agent = self._agents.get(wanted)
+            problem = (
+                "is not defined" if agent is None
+                else "is a subagent" if agent.mode == "subagent"
+                else "is hidden" if agent.hidden
+                else None
+            )
+            if problem is None and agent is not None:
+                return agent
+            source, line = self._where("default_agent")
+            place = f"{source}:{line}" if source and line else source or "config"
+            self.warnings.append(f"{place}: default_agent {wanted!r} {problem}; using the build agent instead")
+        usable = [a for a in self._agents.values() if a.mode != "subagent" and not a.hidden]
+        if not usable:
+            raise ConfigError(
+                self._where("agent")[0],
+                key="agent",
+                hint="no usable primary agent is left (every primary agent is disabled, hidden or a subagent); "
+                "re-enable build or define an agent with `mode: primary`",
+            )
+        return self._agents["build"] if "build" in self._agents and self._agents["build"] in usable else usable[0]
+
+    # ------------------------------------------------------------------------------------------ queries
+
+    @property
+    def default(self) -> AgentInfo:
+        return self._default
+
+    def get(self, name: str) -> AgentInfo:
+        try:
+            return self._agents[name]
+        except KeyError:
+            known = ", ".join(a.name for a in self.list())
+            raise NotFoundError("agent", name, f"known agents: {known}") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._agents
+
+    def list(self, *, include_hidden: bool = False) -> list[AgentInfo]:
+        """Primary agents first (the default leading), then agents of any mode, then subagents; by name."""
+        rank = {"primary": 0, "all": 1, "subagent": 2}
+        agents = [a for a in self._agents.values() if include_hidden or not a.hidden]
+        return sorted(agents, key=lambda a: (rank[a.mode], a.name != self._default.name, a.name))
+
+    def subagents(self, caller: AgentInfo | None = None) -> list[AgentInfo]:
+        """Agents a task may run: subagent or all, not hidden, and not denied by the caller's `task` rules."""
+        found = [a for a in self.list() if a.is_subagent]
+        if caller is None:
+            return found
+        return [a for a in found if evaluate("task", a.name, caller.permission).action != "deny"]
+
+
+def _deep_merge(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in new.items():
+        out[key] = _deep_merge(out[key], value) if isinstance(out.get(key), dict) and isinstance(value, dict) else value
+    return out

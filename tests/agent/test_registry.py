@@ -1,0 +1,187 @@
+from pathlib import Path
+
+import pytest
+
+from opencode_nb.agent import AgentRegistry
+from opencode_nb.config import AgentConfig, Config
+from opencode_nb.errors import ConfigError, NotFoundError
+from opencode_nb.permission import disabled, evaluate
+
+DATA, TMP = Path("/data/ocnb"), Path("/tmp")
+
+
+def registry(config: dict | None = None) -> AgentRegistry:
+    return AgentRegistry(Config.model_validate(config or {}), data_dir=DATA, tmp_dir=TMP)
+
+
+def decide(agent, permission, pattern):
+    return evaluate(permission, pattern, agent.permission).action
+
+
+@pytest.fixture(scope="module")
+def agents():
+    return registry()
+
+
+def test_reading_secrets_asks_but_examples_and_lookalikes_do_not(agents):
+    build = agents.get("build")
+    assert decide(build, "read", ".env") == "ask"
+    assert decide(build, "read", "config/prod.env") == "ask"
+    assert decide(build, "read", ".env.local") == "ask"
+    assert decide(build, "read", ".env.example") == "allow"
+    assert decide(build, "read", ".envrc") == "allow"
+    assert decide(build, "read", "src/environment.ts") == "allow"
+
+
+def test_every_agent_asks_before_leaving_the_workspace_or_repeating_itself(agents):
+    for name in ("build", "plan", "general"):
+        agent = agents.get(name)
+        assert decide(agent, "external_directory", "/etc/*") == "ask"
+        assert decide(agent, "external_directory", f"{DATA}/tool-output/*") == "allow"
+        assert decide(agent, "doom_loop", "bash") == "ask"
+
+
+def test_build_may_enter_plan_mode_and_ask_questions_but_not_exit_plan_mode(agents):
+    build = agents.get("build")
+    assert decide(build, "plan_enter", "*") == "allow"
+    assert decide(build, "question", "*") == "allow"
+    assert decide(build, "plan_exit", "*") == "deny"
+    assert decide(build, "edit", "src/a.py") == "allow"
+
+
+def test_plan_writes_only_its_plan_files(agents):
+    plan = agents.get("plan")
+    assert decide(plan, "edit", ".opencode/plans/fix-mean.md") == "allow"
+    assert decide(plan, "edit", "src/a.py") == "deny"
+    assert decide(plan, "plan_exit", "*") == "allow"
+    assert decide(plan, "plan_enter", "*") == "deny"
+    assert "edit" not in disabled(["edit"], plan.permission)  # offered, for the plan file
+
+
+def test_plan_runs_read_only_commands_and_asks_for_anything_else(agents):
+    plan = agents.get("plan")
+    for command in ("ls", "ls -la", "git status", "git diff HEAD~1", "git log --oneline", "find . -name x",
+                    "grep -r mean src", "git branch"):
+        assert decide(plan, "bash", command) == "allow", command
+    for command in ("rm x", "find . -delete", "find . -name '*.py' -exec rm {} ;", "git push", "python x.py",
+                    "git branch -D main"):
+        assert decide(plan, "bash", command) == "ask", command
+
+
+def test_plan_may_delegate_to_explore_but_not_to_general(agents):
+    plan = agents.get("plan")
+    assert [a.name for a in agents.subagents(plan)] == ["data-explorer", "explore"]
+    assert {a.name for a in agents.subagents(agents.get("build"))} == {"data-explorer", "explore", "general"}
+
+
+def test_explore_reads_and_runs_commands_but_never_edits_or_delegates(agents):
+    explore = agents.get("explore")
+    for tool in ("read", "grep", "glob", "list", "bash", "webfetch", "variables"):
+        assert decide(explore, tool, "*") == "allow", tool
+    for tool in ("edit", "task", "todowrite", "question", "python"):
+        assert decide(explore, tool, "*") == "deny", tool
+    assert disabled(["edit", "write", "task", "bash"], explore.permission) == {"edit", "write", "task"}
+
+
+def test_data_explorer_inspects_variables_and_runs_sandboxed_python_only(agents):
+    data = agents.get("data-explorer")
+    assert decide(data, "variables", "df") == "allow"
+    assert decide(data, "python", "*") == "allow"
+    assert decide(data, "bash", "ls") == "deny"
+    assert decide(data, "edit", "a.csv") == "deny"
+    assert data.mode == "subagent"
+
+
+def test_general_keeps_no_todo_list_and_asks_no_questions(agents):
+    general = agents.get("general")
+    assert decide(general, "todowrite", "*") == "deny"
+    assert decide(general, "todoread", "*") == "deny"
+    assert decide(general, "question", "*") == "deny"
+
+
+def test_hidden_agents_deny_everything_and_are_not_listed(agents):
+    for name in ("compaction", "title", "summary"):
+        agent = agents.get(name)
+        assert agent.hidden and decide(agent, "read", "a") == "deny"
+    assert {a.name for a in agents.list()} == {"build", "plan", "general", "explore", "data-explorer"}
+    assert agents.get("title").temperature == 0.5
+
+
+def test_every_builtin_has_its_own_prompt(agents):
+    prompts = [a.prompt for a in agents.list(include_hidden=True)]
+    assert all(p and len(p) > 80 for p in prompts)
+    assert len(set(prompts)) == len(prompts)
+
+
+def test_list_puts_primary_agents_first_with_the_default_leading(agents):
+    assert [a.name for a in agents.list()] == ["build", "plan", "data-explorer", "explore", "general"]
+
+
+def test_config_overrides_a_builtin_field_by_field():
+    build = registry({"agent": {"build": {"model": "openai/gpt-5", "temperature": 0.1, "steps": 30}}}).get("build")
+    assert (build.model, build.temperature, build.steps) == ("openai/gpt-5", 0.1, 30)
+    assert build.native and build.description.startswith("The default agent")
+
+
+def test_config_permissions_are_appended_not_substituted():
+    build = registry({"agent": {"build": {"permission": {"edit": "deny"}}}}).get("build")
+    assert decide(build, "edit", "a.py") == "deny"
+    assert decide(build, "plan_enter", "*") == "allow"
+    assert decide(build, "read", ".env") == "ask"
+
+
+def test_global_permission_comes_before_an_agents_own_config_permission():
+    agents = registry({"permission": {"bash": "deny"}, "agent": {"build": {"permission": {"bash": {"ls *": "allow"}}}}})
+    assert decide(agents.get("build"), "bash", "ls -l") == "allow"
+    assert decide(agents.get("build"), "bash", "rm x") == "deny"
+    assert decide(agents.get("general"), "bash", "ls") == "deny"
+
+
+def test_legacy_tool_switches_become_rules_that_explicit_permission_overrides():
+    agents = registry({"agent": {"build": {"tools": {"write": False, "bash": False},
+                                           "permission": {"bash": "ask"}}}})
+    build = agents.get("build")
+    assert decide(build, "edit", "a.py") == "deny"
+    assert decide(build, "bash", "ls") == "ask"
+    assert build.tools == {"write": False, "bash": False}
+
+
+def test_a_new_agent_is_usable_in_any_mode_by_default():
+    agents = registry({"agent": {"reviewer": {"description": "Reviews diffs", "prompt": "Review."}}})
+    reviewer = agents.get("reviewer")
+    assert reviewer.mode == "all" and not reviewer.native
+    assert decide(reviewer, "read", ".env") == "ask"
+    assert "reviewer" in [a.name for a in agents.subagents()]
+
+
+def test_disable_removes_an_agent():
+    agents = registry({"agent": {"general": {"disable": True}}})
+    assert "general" not in agents
+    with pytest.raises(NotFoundError, match=r"known agents: build, plan, data-explorer, explore$"):
+        agents.get("general")
+
+
+def test_default_agent_chooses_the_default_when_it_is_a_usable_primary():
+    assert registry({"default_agent": "plan"}).default.name == "plan"
+
+
+@pytest.mark.parametrize(("name", "problem"), [("explore", "is a subagent"), ("ghost", "is not defined"),
+                                               ("title", "is hidden")])
+def test_an_unusable_default_agent_falls_back_to_build_with_a_warning(name, problem):
+    agents = registry({"default_agent": name})
+    assert agents.default.name == "build"
+    assert agents.warnings == [f"config: default_agent {name!r} {problem}; using the build agent instead"]
+
+
+def test_without_build_the_first_visible_primary_is_the_default():
+    assert registry({"agent": {"build": {"disable": True}}}).default.name == "plan"
+
+
+def test_a_config_leaving_no_usable_primary_agent_is_an_error():
+    with pytest.raises(ConfigError, match="no usable primary agent"):
+        registry({"agent": {"build": {"disable": True}, "plan": {"mode": "subagent"}}})
+
+
+def test_agents_from_a_separate_mapping_take_the_place_of_config_agents():
+    agents = AgentRegistry(Config(), {"sql": AgentConfig(mode="subagent", prompt="SQL")}, data_dir=DATA)
+    assert agents.get("sql").mode == "subagent"
