@@ -1,3 +1,21 @@
 """opencode_nb: a Jupyter-native, multi-agent AI environment."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
+
+__all__ = ["Workspace", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use so `%load_ext opencode_nb` and `opencode-nb --version` stay fast.
+    if name == "Workspace":
+        from .workspace import Workspace
+
+        return Workspace
+    raise AttributeError(f"module 'opencode_nb' has no attribute {name!r}")

@@ -66,6 +66,7 @@ class Workspace:
             self.loaded.agents,
             data_dir=self.data_dir,
             tmp_dir=Path(tempfile.gettempdir()),
+            where=self.loaded.where,
         )
         self.store = SessionStore(self.store_path)
         self.sessions = SessionService(self.store, self.bus)

@@ -1,0 +1,43 @@
+import subprocess
+import sys
+
+from opencode_nb import __version__
+from opencode_nb.cli import main
+
+
+def run(*args, cwd, env):
+    return subprocess.run([sys.executable, "-m", "opencode_nb.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def cli_env(tmp_path):
+    import os
+
+    return {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "OPENCODE_NB_DATA_DIR": str(tmp_path / "d")}
+
+
+def test_version(tmp_path, capsys):
+    try:
+        main(["--version"])
+    except SystemExit as exit_:
+        assert exit_.code == 0
+    assert capsys.readouterr().out.strip() == f"opencode-nb {__version__}"
+
+
+def test_agents_lists_the_resolved_agents_of_the_directory(tmp_path):
+    (tmp_path / ".opencode" / "agent").mkdir(parents=True)
+    (tmp_path / ".opencode" / "agent" / "reviewer.md").write_text("---\nmode: subagent\ndescription: Reviews\n---\nR\n")
+    result = run("agents", cwd=tmp_path, env=cli_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("* build ")
+    assert any(line.split()[0] == "reviewer" and "Reviews" in line for line in lines)
+    assert not any(line.split()[:1] == ["title"] for line in lines if line)
+
+
+def test_a_config_error_is_one_clear_line_not_a_traceback(tmp_path):
+    (tmp_path / "opencode.yaml").write_text("agent:\n  build:\n    mode: boss\n")
+    result = run("agents", cwd=tmp_path, env=cli_env(tmp_path))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "opencode.yaml:3 agent.build.mode: 'boss' is not one of primary, subagent, all" in result.stderr
