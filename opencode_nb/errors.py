@@ -70,10 +70,13 @@ class ProviderError(OpencodeNbError):
         retryable: bool = False,
         status: int | None = None,
         retry_after_s: float | None = None,
+        kind: str = "provider",
     ) -> None:
         self.retryable = retryable
         self.status = status
         self.retry_after_s = retry_after_s
+        self.kind = kind
+        """rate_limit, overloaded, server, connection, auth, bad_request, context_overflow or provider."""
         super().__init__(message)
 
 

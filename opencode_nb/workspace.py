@@ -18,8 +18,14 @@ from .agent import AgentRegistry
 from .bus import Bus
 from .config import LoadedConfig, load_config
 from .permission import PermissionService
+from .provider.registry import ProviderRegistry
+from .question import QuestionService
+from .session.loop import SessionLoop
+from .session.models import AssistantMessage, Part
 from .session.service import SessionService
 from .session.store import SessionStore
+from .tool.base import Ask, ToolContext
+from .tool.registry import ToolRegistry, default_registry
 
 DATA_DIR_ENV = "OPENCODE_NB_DATA_DIR"
 
@@ -71,6 +77,41 @@ class Workspace:
         self.store = SessionStore(self.store_path)
         self.sessions = SessionService(self.store, self.bus)
         self.permissions = PermissionService(self.bus, tree=self.sessions)
+        self.questions = QuestionService(self.bus)
+        self.providers = ProviderRegistry(self.config, self.env, base_dir=self.root)
+        self.tools: ToolRegistry = default_registry()
+        self.loop = SessionLoop(self)
+
+    async def prompt(
+        self,
+        session_id: str,
+        text: str,
+        agent: str | None = None,
+        model: str | None = None,
+        parts: list[Part] | None = None,
+        **options: Any,
+    ) -> AssistantMessage | None:
+        """Send `text` to the session and run the agents until the answer is complete.
+
+        Returns:
+            The final assistant message (its `error` says why, if the run ended badly).
+        """
+        return await self.loop.prompt(session_id, text, agent=agent, model=model, parts=parts or (), **options)
+
+    def abort(self, session_id: str) -> bool:
+        """Stop the session's run; what was produced so far stays. Returns whether anything was running."""
+        return self.loop.abort(session_id)
+
+    def tool_context(
+        self, *, session_id: str, message_id: str, call_id: str, agent: str, ask: Ask,
+        update: Any = None,
+    ) -> ToolContext:
+        """What a tool call may use: the loop supplies the bound `ask` and `update`."""
+        return ToolContext(
+            session_id=session_id, message_id=message_id, call_id=call_id, agent=agent, directory=self.root,
+            data_dir=self.data_dir, ask=ask, update=update or (lambda title, metadata: None),
+            todos=self.sessions, questions=self.questions,
+        )
 
     @property
     def root(self) -> Path:
@@ -90,7 +131,13 @@ class Workspace:
     def close(self) -> None:
         """Reject whatever still waits for a person, write buffered text and close the store."""
         self.permissions.close()
+        self.questions.close()
         self.sessions.close()
+
+    async def aclose(self) -> None:
+        """Stop running sessions and background work, then close."""
+        await self.loop.close()
+        self.close()
 
     def __enter__(self) -> Workspace:
         return self

@@ -86,8 +86,12 @@ class PermissionService:
         metadata: Mapping[str, Any] | None = None,
         ruleset: Iterable[Rule] = (),
         tool: ToolRef | None = None,
+        always_ask: bool = False,
     ) -> None:
         """Return when the call may go ahead.
+
+        `always_ask` makes a person decide even when the rules allow everything (a shell line that did
+        not parse cleanly cannot be trusted to mean what its patterns say); a deny still refuses at once.
 
         Raises:
             DeniedError: a rule denies one of the patterns (even if another would only ask).
@@ -101,7 +105,7 @@ class PermissionService:
         decisions = [evaluate(permission, p, rules, granted).action for p in patterns]
         if "deny" in decisions:
             raise DeniedError([r for r in rules if wildcard_match(permission, r.permission)])
-        if decisions and all(d == "allow" for d in decisions):
+        if decisions and all(d == "allow" for d in decisions) and not always_ask:
             return
         request = PermissionRequest(
             id=ids.ascending("permission"),

@@ -15,7 +15,7 @@ from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
-import pathspec
+from ..tool.ignore import ignore_spec
 
 INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md")
 """Project instruction files, looked for from the working directory up to the project root. The first name
@@ -24,8 +24,6 @@ with any match wins; every match of that name is used."""
 TREE_LIMIT = 200
 """At most this many entries of the file tree go into the environment block."""
 
-ALWAYS_IGNORED = (".git/", "node_modules/", "__pycache__/", ".venv/", "venv/", ".ipynb_checkpoints/",
-                  ".mypy_cache/", ".pytest_cache/", ".ruff_cache/", "dist/", "build/", "*.egg-info/")
 
 
 @cache
@@ -70,7 +68,7 @@ def environment_block(
 
 def file_tree(root: Path, limit: int = TREE_LIMIT) -> str:
     """An indented listing of `root`, honouring .gitignore, cut after `limit` entries with a note."""
-    spec = _ignore_spec(root)
+    spec = ignore_spec(root)
     out: list[str] = []
     total = 0
     for current, dirs, names in os.walk(root):
@@ -90,14 +88,6 @@ def file_tree(root: Path, limit: int = TREE_LIMIT) -> str:
     if total > limit:
         out.append(f"... ({total - limit} more entries not shown; use the list or glob tools)")
     return "\n".join(out)
-
-
-def _ignore_spec(root: Path) -> pathspec.GitIgnoreSpec:
-    lines = list(ALWAYS_IGNORED)
-    gitignore = root / ".gitignore"
-    if gitignore.is_file():
-        lines += gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def find_instruction_files(

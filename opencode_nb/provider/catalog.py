@@ -1,0 +1,91 @@
+"""What we know of common models: context window, output limit and list prices (USD per million tokens).
+
+Unknown models get conservative defaults rather than an error, so any OpenAI-compatible server works;
+config `provider.<id>.models.<model>` overrides any figure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..config.schema import ModelConfig
+
+
+class Cost(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
+class ModelInfo(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    id: str
+    """The model id as the provider's API knows it."""
+    provider_id: str
+    name: str = ""
+    context: int = 128_000
+    output: int = 8_192
+    cost: Cost = Field(default_factory=Cost)
+    reasoning: bool = False
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def full_id(self) -> str:
+        return f"{self.provider_id}/{self.id}"
+
+
+def _m(
+    context: int, output: int, inp: float, out: float, read: float, write: float, reasoning: bool = False
+) -> dict[str, Any]:
+    return {"context": context, "output": output, "reasoning": reasoning,
+            "cost": {"input": inp, "output": out, "cache_read": read, "cache_write": write}}
+
+
+KNOWN: dict[str, dict[str, dict[str, Any]]] = {
+    "anthropic": {
+        "claude-sonnet-4-5": _m(200_000, 64_000, 3.0, 15.0, 0.30, 3.75, True),
+        "claude-opus-4-1": _m(200_000, 32_000, 15.0, 75.0, 1.50, 18.75, True),
+        "claude-haiku-4-5": _m(200_000, 64_000, 1.0, 5.0, 0.10, 1.25, True),
+        "claude-sonnet-4-0": _m(200_000, 64_000, 3.0, 15.0, 0.30, 3.75, True),
+        "claude-3-7-sonnet-latest": _m(200_000, 64_000, 3.0, 15.0, 0.30, 3.75, True),
+        "claude-3-5-haiku-latest": _m(200_000, 8_192, 0.80, 4.0, 0.08, 1.0),
+    },
+    "openai": {
+        "gpt-5": _m(400_000, 128_000, 1.25, 10.0, 0.125, 0.0, True),
+        "gpt-5-mini": _m(400_000, 128_000, 0.25, 2.0, 0.025, 0.0, True),
+        "gpt-5-nano": _m(400_000, 128_000, 0.05, 0.40, 0.005, 0.0, True),
+        "gpt-4.1": _m(1_047_576, 32_768, 2.0, 8.0, 0.50, 0.0),
+        "gpt-4.1-mini": _m(1_047_576, 32_768, 0.40, 1.60, 0.10, 0.0),
+        "gpt-4o": _m(128_000, 16_384, 2.50, 10.0, 1.25, 0.0),
+        "gpt-4o-mini": _m(128_000, 16_384, 0.15, 0.60, 0.075, 0.0),
+        "o3": _m(200_000, 100_000, 2.0, 8.0, 0.50, 0.0, True),
+        "o4-mini": _m(200_000, 100_000, 1.10, 4.40, 0.275, 0.0, True),
+    },
+    "scripted": {"demo": _m(200_000, 8_192, 0.0, 0.0, 0.0, 0.0)},
+}
+ALIASES = {"claude-sonnet-4": "claude-sonnet-4-0", "claude-3-7-sonnet": "claude-3-7-sonnet-latest",
+           "claude-3-5-haiku": "claude-3-5-haiku-latest"}
+
+
+def model_info(provider_id: str, model_id: str, family: str | None = None,
+               override: ModelConfig | None = None) -> ModelInfo:
+    """Catalog figures for a model (looked up under its provider type `family`), with config on top."""
+    table = KNOWN.get(family or provider_id, {})
+    base = dict(table.get(model_id) or table.get(ALIASES.get(model_id, "")) or {})
+    if override is not None:
+        data = override.model_dump(exclude_none=True, exclude_defaults=True)
+        if "cost" in data:
+            base["cost"] = {**base.get("cost", {}), **data.pop("cost")}
+        base.update(data)
+    return ModelInfo(id=model_id, provider_id=provider_id, **base)
+
+
+def cost(usage: Any, model: ModelInfo) -> float:
+    """Dollars for one response. `usage.input` excludes cached tokens, which are priced on their own."""
+    c = model.cost
+    return (usage.input * c.input + (usage.output + usage.reasoning) * c.output
+            + usage.cache_read * c.cache_read + usage.cache_write * c.cache_write) / 1_000_000

@@ -1,0 +1,107 @@
+"""`ws.providers`: turning a `provider/model` id into a provider and what we know of the model.
+
+Providers are built on first use, so a workspace that never talks to Anthropic never imports its SDK.
+API keys come from config (`provider.<id>.api_key`, usually `{env:...}`) or the provider's usual
+environment variable; they are handed to the SDK client and never stored, logged or shown.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..config.schema import Config, ProviderConfig
+from ..errors import ConfigError, ProviderError
+from .base import Provider
+from .catalog import KNOWN, ModelInfo, model_info
+
+KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+TYPES = ("anthropic", "openai", "openai-compatible", "scripted")
+
+
+class ProviderRegistry:
+    def __init__(self, config: Config, env: Mapping[str, str] | None = None, *, base_dir: Path | None = None) -> None:
+        self.config = config
+        self.env = dict(os.environ if env is None else env)
+        self.base_dir = base_dir
+        self._providers: dict[str, Provider] = {}
+
+    def register(self, provider_id: str, provider: Provider) -> None:
+        """Use `provider` for every `provider_id/...` model (e.g. a `Scripted` in a notebook or test)."""
+        self._providers[provider_id] = provider
+
+    def check_model_id(self, model_id: str) -> tuple[str, str]:
+        provider_id, sep, model = model_id.partition("/")
+        if not sep or not provider_id or not model:
+            raise ConfigError(None, key="model", hint=f"{model_id!r} is not a model id: use provider/model, e.g. "
+                              "anthropic/claude-sonnet-4-5")
+        return provider_id, model
+
+    def resolve(self, model_id: str) -> tuple[Provider, ModelInfo]:
+        provider_id, model = self.check_model_id(model_id)
+        settings = self.config.provider.get(provider_id, ProviderConfig())
+        kind = self._kind(provider_id, settings)
+        family = {"openai-compatible": "openai"}.get(kind, kind)
+        info = model_info(provider_id, model, family=family if kind != "openai-compatible" else None,
+                          override=settings.models.get(model))
+        if settings.options:
+            info = info.model_copy(update={"options": {**settings.options, **info.options}})
+        provider = self._providers.get(provider_id)
+        if provider is None:
+            provider = self._build(provider_id, kind, settings)
+            self._providers[provider_id] = provider
+        return provider, info
+
+    def _kind(self, provider_id: str, settings: ProviderConfig) -> str:
+        if settings.type:
+            return settings.type
+        if provider_id in TYPES:
+            return provider_id
+        if provider_id in self._providers:
+            return "registered"
+        known = sorted({*self.config.provider, *KEY_ENV, "scripted"})
+        raise ConfigError(None, key=f"provider.{provider_id}",
+                          hint=f"unknown provider {provider_id!r}; known: {', '.join(known)}. For another "
+                          f"OpenAI-compatible server set provider.{provider_id}.type: openai-compatible and base_url")
+
+    def _build(self, provider_id: str, kind: str, settings: ProviderConfig) -> Provider:
+        if kind == "scripted":
+            from .scripted import Scripted
+
+            return Scripted.from_config(settings.script, self.base_dir)
+        if kind == "anthropic":
+            from .anthropic import AnthropicProvider
+
+            return AnthropicProvider(api_key=self._key(provider_id, "anthropic", settings), base_url=settings.base_url)
+        if kind in ("openai", "openai-compatible"):
+            from .openai import OpenAIProvider
+
+            if kind == "openai-compatible" and not settings.base_url:
+                raise ConfigError(None, key=f"provider.{provider_id}.base_url",
+                                  hint="an openai-compatible provider needs base_url, e.g. http://localhost:11434/v1")
+            key = self._key(provider_id, "openai", settings, required=kind == "openai")
+            return OpenAIProvider(api_key=key or "not-needed", base_url=settings.base_url)
+        raise ConfigError(None, key=f"provider.{provider_id}.type", hint=f"{kind!r} is not one of {', '.join(TYPES)}")
+
+    def _key(self, provider_id: str, family: str, settings: ProviderConfig, *, required: bool = True) -> str | None:
+        if settings.api_key:
+            return settings.api_key
+        variable = KEY_ENV[family]
+        key = self.env.get(variable) if provider_id == family else None
+        if key or not required:
+            return key
+        raise ProviderError(
+            f"No API key for {provider_id}: set {variable} or provider.{provider_id}.api_key in opencode.yaml "
+            f"(e.g. api_key: '{{env:{variable}}}').",
+            retryable=False, kind="auth",
+        )
+
+    def models(self) -> list[str]:
+        """Model ids we know figures for, plus configured ones, for `%agent models` and the CLI."""
+        out = [f"{p}/{m}" for p, table in KNOWN.items() for m in table]
+        for provider_id, settings in self.config.provider.items():
+            out += [f"{provider_id}/{m}" for m in settings.models if f"{provider_id}/{m}" not in out]
+        return out
+
+

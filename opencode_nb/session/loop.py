@@ -1,0 +1,348 @@
+"""The agentic loop: one loop serves every agent.
+
+`prompt` appends a user message naming the agent that should answer it and runs steps until an
+assistant message finishes without tool calls. Each step resolves the agent from the newest user message
+(so a plan ↔ build switch is just a new user message and survives restarts), resolves its tools,
+assembles the system prompt, streams one response through the `Processor` and decides what comes next:
+another step, a retry after a provider failure, a compaction when the context is full, or the end.
+
+Only one run per session is active at a time; a prompt for a busy session waits for the running one to
+finish, then gets its own run. `abort` cancels the run; the processor's teardown leaves the session
+consistent and the next prompt works as usual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from ..agent import AgentInfo
+from ..errors import OpencodeNbError, ProviderError
+from ..permission import merge
+from ..permission.events import ToolRef
+from ..permission.rules import disabled, wildcard_match
+from ..provider.request import LLMMessage, LLMRequest, TextBlock
+from ..provider.retry import RetryPolicy
+from ..tool.base import ToolContext
+from . import system
+from .compaction import Compactor
+from .events import SessionError, SessionIdle, SessionStatus
+from .history import History
+from .models import AssistantMessage, CompactionPart, Part, TextPart, ToolPart, UserMessage, now
+from .processor import Processor, StepResult
+from .reminders import reminders
+from .title import TitleWriter
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "anthropic/claude-sonnet-4-5"
+
+
+@dataclass
+class RunState:
+    """What one loop run keeps between steps instead of recomputing it."""
+
+    session_id: str
+    history: History
+    recent_calls: list[str] = field(default_factory=list)
+    environment: dict[str, str] = field(default_factory=dict)
+    instructions: list[str] | None = None
+
+
+class SessionLoop:
+    def __init__(self, ws: Workspace, *, retry: RetryPolicy | None = None) -> None:
+        self.ws = ws
+        self.retry = retry or RetryPolicy()
+        self.compactor = Compactor(ws)
+        self.titles = TitleWriter(ws)
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._runs: dict[str, asyncio.Task[AssistantMessage | None]] = {}
+        self._processors: dict[tuple[str, str], Processor] = {}
+        """The step in flight per (session, assistant message), so tools can report progress to it."""
+
+    # ------------------------------------------------------------------------------------------ API
+
+    async def prompt(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        agent: str | None = None,
+        model: str | None = None,
+        parts: Sequence[Part] = (),
+        tools: dict[str, bool] | None = None,
+        system_prompt: str | None = None,
+        synthetic: bool = False,
+    ) -> AssistantMessage | None:
+        """Append a user message and run the session until the answer is complete.
+
+        Returns:
+            The last assistant message of the run (None if nothing was generated).
+        """
+        self.ws.sessions.get(session_id)  # NotFoundError before anything is written
+        if agent is not None:
+            self.ws.agents.get(agent)
+        if model is not None:
+            self.ws.providers.check_model_id(model)
+        async with self._lock(session_id):
+            user = UserMessage(
+                session_id=session_id,
+                agent=agent or self._last_agent(session_id) or self.ws.agents.default.name,
+                model=model,
+                tools=dict(tools or {}),
+                system=system_prompt,
+                synthetic=synthetic,
+            )
+            self.ws.sessions.add_message(user)
+            if text:
+                self.ws.sessions.add_part(TextPart(session_id=session_id, message_id=user.id, text=text,
+                                                   synthetic=synthetic))
+            for part in parts:
+                self.ws.sessions.add_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
+            return await self._start(session_id)
+
+    async def resume(self, session_id: str) -> AssistantMessage | None:
+        """Run the session from its stored state (after a restart, or for a message added directly)."""
+        async with self._lock(session_id):
+            return await self._start(session_id)
+
+    def abort(self, session_id: str) -> bool:
+        """Stop the session's run, if any. Returns whether something was running."""
+        task = self._runs.get(session_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    def busy(self, session_id: str) -> bool:
+        task = self._runs.get(session_id)
+        return task is not None and not task.done()
+
+    async def close(self) -> None:
+        for task in list(self._runs.values()):
+            task.cancel()
+        await self.titles.close()
+
+    # ------------------------------------------------------------------------------------------ run
+
+    def _lock(self, session_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(session_id, asyncio.Lock())
+
+    def _last_agent(self, session_id: str) -> str | None:
+        for item in reversed(self.ws.sessions.messages(session_id)):
+            if isinstance(item.message, UserMessage):
+                return item.message.agent
+        return None
+
+    async def _start(self, session_id: str) -> AssistantMessage | None:
+        task = asyncio.get_running_loop().create_task(self._run(session_id))
+        self._runs[session_id] = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # our caller is being cancelled: pass it on
+            return self._latest_assistant(session_id)  # the run was aborted on its own
+        finally:
+            if self._runs.get(session_id) is task:
+                del self._runs[session_id]
+
+    def _latest_assistant(self, session_id: str) -> AssistantMessage | None:
+        for item in reversed(self.ws.sessions.messages(session_id)):
+            if isinstance(item.message, AssistantMessage):
+                return item.message
+        return None
+
+    async def _run(self, session_id: str) -> AssistantMessage | None:
+        state = RunState(session_id, History.load(self.ws.sessions, session_id))
+        bus = self.ws.bus
+        bus.publish(SessionStatus(session_id=session_id, status="busy"))
+        last: AssistantMessage | None = None
+        step = 0
+        try:
+            while True:
+                user = state.history.last_user()
+                if user is None or state.history.answered(user):
+                    break
+                task = state.history.pending_task()
+                if task is not None:
+                    if await self._run_task(state, user, task[1]) == "stop":
+                        break
+                    continue
+                step += 1
+                agent = self.ws.agents.get(user.agent)
+                if step > 1 or last is None:
+                    compacted = await self.compactor.maybe_compact(state, user, agent)
+                    if compacted:
+                        continue
+                result = await self._step(state, user, agent, step)
+                last = result.message
+                if step == 1:
+                    self.titles.maybe_start(session_id, state.history)
+                if result.outcome == "compact":
+                    await self.compactor.compact(state, user, agent, auto=True, overflow=True)
+                    continue
+                if result.outcome == "stop" or (agent.steps is not None and step >= agent.steps):
+                    break
+        except asyncio.CancelledError:
+            raise
+        except OpencodeNbError as exc:
+            bus.publish(SessionError(session_id=session_id, error=str(exc), kind=type(exc).__name__))
+            raise
+        finally:
+            self.ws.sessions.flush()
+            bus.publish(SessionStatus(session_id=session_id, status="idle"))
+            bus.publish(SessionIdle(session_id=session_id))
+        return last
+
+    async def _run_task(self, state: RunState, user: UserMessage, task: Any) -> str:
+        if isinstance(task, CompactionPart):
+            await self.compactor.compact(state, user, self.ws.agents.get(user.agent), auto=task.auto)
+            return "continue"
+        runner = getattr(self.ws, "run_subtask", None)
+        if runner is None:
+            raise OpencodeNbError("subtask parts need the task tool, which this workspace does not have")
+        await runner(state, user, task)
+        return "continue"
+
+    async def _step(self, state: RunState, user: UserMessage, agent: AgentInfo, step: int) -> StepResult:
+        model_id = self.model_for(user, agent)
+        provider, model = self.ws.providers.resolve(model_id)
+        last_step = agent.steps is not None and step >= agent.steps
+        session = self.ws.sessions.get(state.session_id)
+        ruleset = merge(agent.permission, session.permission)
+        tools = self.tools_for(agent, ruleset, user)
+        system_blocks = self._system(state, agent, model_id, user)
+        attempt = 0
+        while True:
+            messages = state.history.llm_messages()
+            extra = reminders(self.ws, state, agent)
+            if last_step:
+                extra.append(system.prompt_text("max_steps"))
+            if extra:
+                messages = [*messages, LLMMessage(role="user", content=[TextBlock(text=t) for t in extra])]
+            assistant = AssistantMessage(
+                session_id=state.session_id, parent_id=user.id, agent=agent.name, model=model_id
+            )
+            self.ws.sessions.add_message(assistant)
+            state.history.put_message(assistant)
+            request = LLMRequest(
+                model=model,
+                system=system_blocks,
+                messages=messages,
+                tools=[tool.spec() for tool in tools.values()],
+                temperature=agent.temperature,
+                top_p=agent.top_p,
+                max_tokens=model.output,
+                options={**model.options, **agent.options},
+                tool_choice="none" if last_step else "auto",
+            )
+            processor = Processor(
+                sessions=self.ws.sessions,
+                message=assistant,
+                model=model,
+                tools=tools,
+                make_context=lambda part, a=agent, r=ruleset: self._context(state, part, a, r),
+                ask_doom_loop=partial(self._ask_doom_loop, state.session_id, agent),
+                tools_allowed=not last_step,
+                on_part=state.history.put_part,
+                recent_calls=state.recent_calls,
+            )
+            self._processors[state.session_id, assistant.id] = processor
+            try:
+                result = await processor.run(provider.stream(request))
+            finally:
+                self._processors.pop((state.session_id, assistant.id), None)
+                state.history.put_message(processor.message)
+            self._add_cost(state.session_id, result.message)
+            if result.outcome != "retry":
+                return result
+            attempt += 1
+            error = result.error or ProviderError("provider failed")
+            if attempt >= self.retry.max_attempts:
+                self.ws.bus.publish(SessionError(session_id=state.session_id, error=str(error), kind="provider"))
+                return StepResult("stop", result.message, error=error)
+            delay = self.retry.delay(attempt, error)
+            self.ws.bus.publish(
+                SessionStatus(session_id=state.session_id, status="retry", attempt=attempt,
+                              message=str(error), next_at=now() + delay)
+            )
+            await asyncio.sleep(delay)
+            self.ws.bus.publish(SessionStatus(session_id=state.session_id, status="busy"))
+
+    # ------------------------------------------------------------------------------------------ pieces
+
+    def model_for(self, user: UserMessage, agent: AgentInfo) -> str:
+        return user.model or agent.model or self.ws.config.model or DEFAULT_MODEL
+
+    def tools_for(self, agent: AgentInfo, ruleset: list[Any], user: UserMessage) -> dict[str, Any]:
+        """Registry ∩ the agent's tool switches ∩ not denied outright by its rules ∩ this prompt's switches."""
+        ids = [i for i in self.ws.tools.ids() if _switched_on(i, agent.tools) and user.tools.get(i, True)]
+        off = disabled(ids, ruleset)
+        return {i: self.ws.tools.get(i) for i in sorted(ids) if i not in off}
+
+    def _system(self, state: RunState, agent: AgentInfo, model_id: str, user: UserMessage) -> list[str]:
+        env = state.environment.get(model_id)
+        if env is None:
+            env = system.environment_block(
+                self.ws.directory, self.ws.root, model_id, tree=system.file_tree(self.ws.root)
+            )
+            state.environment[model_id] = env
+        if state.instructions is None:
+            paths = system.find_instruction_files(
+                self.ws.directory, self.ws.root, global_dir=self.ws.loaded.global_dir,
+                extra=self.ws.config.instructions,
+            )
+            state.instructions = system.instruction_blocks(paths)
+        return system.assemble(model_id=model_id, agent_prompt=agent.prompt, environment=env,
+                               instructions=state.instructions, user_system=user.system)
+
+    def _context(self, state: RunState, part: ToolPart, agent: AgentInfo, ruleset: list[Any]) -> ToolContext:
+        session_id = state.session_id
+
+        async def ask(permission: str, patterns: list[str], always: list[str] | None = None,
+                      metadata: dict[str, Any] | None = None) -> None:
+            await self.ws.permissions.ask(
+                session_id, agent.name, permission, patterns, always=always or [], metadata=metadata or {},
+                ruleset=ruleset, tool=ToolRef(message_id=part.message_id, call_id=part.call_id),
+            )
+
+        def update(title: str | None = None, metadata: dict[str, Any] | None = None) -> None:
+            processor = self._processors.get((session_id, part.message_id))
+            if processor is not None:
+                processor.update_running(part.call_id, title, metadata)
+
+        return self.ws.tool_context(
+            session_id=session_id, message_id=part.message_id, call_id=part.call_id, agent=agent.name,
+            ask=ask, update=update,
+        )
+
+    async def _ask_doom_loop(self, session_id: str, agent: AgentInfo, tool: str, tool_input: dict[str, Any]) -> None:
+        await self.ws.permissions.ask(
+            session_id, agent.name, "doom_loop", [tool], always=[tool],
+            metadata={"tool": tool, "input": tool_input}, ruleset=agent.permission,
+        )
+
+    def _add_cost(self, session_id: str, message: AssistantMessage) -> None:
+        if not message.cost and not message.tokens.total:
+            return
+        session = self.ws.sessions.get(session_id)
+        self.ws.sessions.update(session, cost=session.cost + message.cost)
+
+
+def _switched_on(tool_id: str, switches: dict[str, bool]) -> bool:
+    on = True
+    for pattern, value in switches.items():
+        if wildcard_match(tool_id, pattern):
+            on = value
+    return on
+
+

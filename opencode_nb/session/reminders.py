@@ -1,0 +1,49 @@
+"""Reminders appended to the newest user turn of a request, never stored.
+
+They tell the model which mode it is in when that depends on the agent of the newest user message: a
+plan agent is reminded that it is read-only and where its plan file is; the first build turn after
+planning is told that the mode changed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..agent import AgentInfo
+from .models import AssistantMessage, UserMessage
+from .system import prompt_text
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
+    from .loop import RunState
+
+PLAN_DIR = ".opencode/plans"
+
+
+def plan_path(ws: Workspace, session_id: str) -> str:
+    """Where the plan agent writes its plan, relative to the project root."""
+    session = ws.sessions.get(session_id)
+    root = session
+    while root.parent_id:
+        root = ws.sessions.get(root.parent_id)
+    return f"{PLAN_DIR}/{root.slug or root.id}.md"
+
+
+def reminders(ws: Workspace, state: RunState, agent: AgentInfo) -> list[str]:
+    if agent.name == "plan":
+        return [prompt_text("plan_reminder").format(plan_path=plan_path(ws, state.session_id))]
+    if agent.name == "build" and _previous_agent(state) == "plan":
+        return [prompt_text("build_switch")]
+    return []
+
+
+def _previous_agent(state: RunState) -> str | None:
+    """The agent of the last assistant message before the newest user message."""
+    seen_user = False
+    for entry in reversed(state.history.entries.values()):
+        message = entry.message
+        if isinstance(message, UserMessage):
+            seen_user = True
+        elif seen_user and isinstance(message, AssistantMessage) and not message.summary:
+            return message.agent
+    return None

@@ -1,0 +1,89 @@
+"""Naming a session after its first exchange, in the background.
+
+The title is written by the hidden `title` agent on the small model, as its own task: the person's
+answer never waits for it, and a failure only leaves the default title in place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import TYPE_CHECKING
+
+from ..provider.events import TextDelta
+from ..provider.request import LLMMessage, LLMRequest, TextBlock
+from .history import History
+from .models import TextPart, UserMessage
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+MAX_TITLE = 100
+DEFAULT_PREFIXES = ("New session - ", "Child session - ")
+
+
+def clean_title(text: str) -> str:
+    """First non-empty line, without thinking blocks or quotes, at most MAX_TITLE characters."""
+    text = re.sub(r"<think>.*?</think>", "", text, flags=re.S)
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    line = line.strip("\"'` #*")
+    return line if len(line) <= MAX_TITLE else line[: MAX_TITLE - 3] + "..."
+
+
+class TitleWriter:
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def maybe_start(self, session_id: str, history: History) -> None:
+        session = self.ws.sessions.get(session_id)
+        if session.parent_id or (session.title and not session.title.startswith(DEFAULT_PREFIXES)):
+            return
+        users = [e for e in history.entries.values() if isinstance(e.message, UserMessage)
+                 and not e.message.synthetic]
+        if len(users) != 1:
+            return
+        text = "\n".join(p.text for p in users[0].parts.values() if isinstance(p, TextPart) and not p.synthetic)
+        if not text.strip():
+            return
+        model_id = self.ws.config.small_model or self.ws.loop.model_for(
+            users[0].message, self.ws.agents.get(users[0].message.agent)
+        )
+        task = asyncio.get_running_loop().create_task(self._write(session_id, text, model_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _write(self, session_id: str, text: str, model_id: str) -> None:
+        try:
+            agent = self.ws.agents.get("title")
+            provider, model = self.ws.providers.resolve(model_id)
+            request = LLMRequest(
+                model=model,
+                system=[agent.prompt or "Write a short title for this conversation."],
+                messages=[LLMMessage(role="user", content=[TextBlock(text=text[:4000])])],
+                tools=[],
+                temperature=agent.temperature,
+                max_tokens=min(model.output, 200),
+                purpose="title",
+            )
+            chunks = [e.text async for e in provider.stream(request) if isinstance(e, TextDelta)]
+            title = clean_title("".join(chunks))
+            if title:
+                self.ws.sessions.update(self.ws.sessions.get(session_id), title=title)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a title is a nicety: never let it disturb the session
+            log.info("could not title session %s: %s", session_id, exc)
+
+    async def wait(self) -> None:
+        """Let pending titles finish (tests, the CLI before it prints the transcript)."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await self.wait()

@@ -1,0 +1,47 @@
+"""The tools a workspace can offer; which of them an agent gets is decided per step by the loop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import NotFoundError
+from ..provider.request import ToolSpec
+from .base import Tool
+
+
+class ToolRegistry:
+    def __init__(self, tools: list[Tool[Any]] | None = None) -> None:
+        self._tools: dict[str, Tool[Any]] = {}
+        for tool in tools or []:
+            self.register(tool)
+
+    def register(self, tool: Tool[Any]) -> None:
+        self._tools[tool.id] = tool
+
+    def get(self, tool_id: str) -> Tool[Any]:
+        try:
+            return self._tools[tool_id]
+        except KeyError:
+            raise NotFoundError("tool", tool_id, f"known tools: {', '.join(sorted(self._tools))}") from None
+
+    def ids(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self, ids: list[str]) -> list[ToolSpec]:
+        return [self._tools[i].spec() for i in ids]
+
+
+def default_registry() -> ToolRegistry:
+    from .bash import BashTool
+    from .edit import EditTool
+    from .glob import GlobTool
+    from .grep import GrepTool
+    from .list import ListTool
+    from .question import QuestionTool
+    from .read import ReadTool
+    from .todo import TodoReadTool, TodoWriteTool
+    from .webfetch import WebFetchTool
+    from .write import WriteTool
+
+    return ToolRegistry([ReadTool(), WriteTool(), EditTool(), ListTool(), GlobTool(), GrepTool(), BashTool(),
+                         WebFetchTool(), TodoWriteTool(), TodoReadTool(), QuestionTool()])
