@@ -47,6 +47,9 @@ def _m(
 
 KNOWN: dict[str, dict[str, dict[str, Any]]] = {
     "anthropic": {
+        "claude-sonnet-4-6": _m(200_000, 64_000, 3.0, 15.0, 0.30, 3.75, True),
+        "claude-opus-4-6": _m(200_000, 64_000, 5.0, 25.0, 0.50, 6.25, True),
+        "claude-opus-4-5": _m(200_000, 64_000, 5.0, 25.0, 0.50, 6.25, True),
         "claude-sonnet-4-5": _m(200_000, 64_000, 3.0, 15.0, 0.30, 3.75, True),
         "claude-opus-4-1": _m(200_000, 32_000, 15.0, 75.0, 1.50, 18.75, True),
         "claude-haiku-4-5": _m(200_000, 64_000, 1.0, 5.0, 0.10, 1.25, True),
