@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, ask_external, resolve_path
-from .ignore import ignore_spec, walk_files
+from .ignore import ALWAYS_IGNORED, ignore_spec, walk_files
 
 LIMIT = 100
 MAX_LINE = 300
@@ -90,7 +90,10 @@ def search_python(regex: re.Pattern[str], target: Path, include: str | None) -> 
 
 
 async def search_rg(rg: str, pattern: str, target: Path, include: str | None) -> list[Match]:
-    args = [rg, "--json", "--no-messages", "--max-filesize", f"{MAX_FILE_BYTES}"]
+    # Same files as the fallback: .gitignore even outside a git checkout, hidden files, the usual skips.
+    args = [rg, "--json", "--no-messages", "--hidden", "--no-require-git", "--max-filesize", f"{MAX_FILE_BYTES}"]
+    for skipped in ALWAYS_IGNORED:
+        args += ["--glob", "!" + skipped.rstrip("/")]
     if include:
         args += ["--glob", include]
     args += ["--", pattern, str(target)]
