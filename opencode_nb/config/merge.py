@@ -1,0 +1,131 @@
+"""Substituting `{env:...}`/`{file:...}` in a layer, and merging layers into one mapping.
+
+Mappings merge deeply, key by key; lists and scalars are replaced. Permission mappings (`permission`
+and `agent.<name>.permission`, at every depth) keep the order in which keys were last set: a key set
+again by a later source is moved to the end, so under last-match-wins it beats the earlier entries,
+as its author meant. A bare action merged with a mapping stands for `{"*": action}` and keeps its place,
+so `permission: {bash: ask}` globally plus `{bash: {"git *": allow}}` in a project asks for everything
+but git.
+
+Every merged key path remembers the source and line it was last written at (`Origins`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..errors import ConfigError
+from .layer import KeyPath, Layer, Origins, dotted
+from .paths import expand_home
+
+_SUBSTITUTION = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}|\{file:([^}\n]+)\}")
+
+
+def substitute(layer: Layer, env: Mapping[str, str], notes: list[str]) -> None:
+    """Fill `{env:NAME}` and `{file:path}` in every string value of the layer, in place.
+
+    Replaced text is not scanned again, so a variable holding `{file:...}` stays literal. An unset
+    variable becomes empty (with a note); a file that cannot be read is an error.
+    """
+    layer.data = _substitute(layer, layer.data, (), env, notes)
+
+
+def _substitute(layer: Layer, node: Any, path: KeyPath, env: Mapping[str, str], notes: list[str]) -> Any:
+    if isinstance(node, dict):
+        return {k: _substitute(layer, v, (*path, k), env, notes) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_substitute(layer, v, (*path, str(i)), env, notes) for i, v in enumerate(node)]
+    if not isinstance(node, str) or "{" not in node or path in layer.verbatim:
+        return node
+
+    def replace(match: re.Match[str]) -> str:
+        name, file = match.groups()
+        if name is not None:
+            if name not in env:
+                notes.append(f"{layer.at(path)} {dotted(path)}: environment variable {name} is not set "
+                             "(substituted as empty)")
+            return env.get(name, "")
+        return _file_text(layer, path, file, env)
+
+    return _SUBSTITUTION.sub(replace, node)
+
+
+def _file_text(layer: Layer, path: KeyPath, written: str, env: Mapping[str, str]) -> str:
+    target = Path(expand_home(written.strip(), env))
+    if not target.is_absolute():
+        target = (layer.base_dir or Path.cwd()) / target
+    try:
+        return target.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise ConfigError(layer.source, line=layer.lines.get(path), key=dotted(path),
+                          hint=f"{{file:{written}}} cannot be read ({reason}): {target}") from None
+
+
+def merge(into: dict[str, Any], layer: Layer, origins: Origins) -> None:
+    """Merge the layer's data into `into`, recording the origin of every key it writes."""
+    _merge(into, layer.data, (), layer, origins)
+
+
+def is_permission(path: KeyPath) -> bool:
+    """`permission...` or `agent.<name>.permission...`: mappings where key order is meaning."""
+    return path[:1] == ("permission",) or (len(path) >= 3 and path[0] == "agent" and path[2] == "permission")
+
+
+def _merge(into: dict[str, Any], new: dict[str, Any], path: KeyPath, layer: Layer, origins: Origins) -> None:
+    ordered = bool(path) and is_permission(path)
+    for key, value in new.items():
+        here = (*path, key)
+        old = into.get(key)
+        if is_permission(here) and isinstance(old, str) and isinstance(value, dict):
+            old = {"*": old}
+            origins[(*here, "*")] = origins.get(here, (layer.source, None))
+            into[key] = old
+        if isinstance(old, dict) and isinstance(value, dict):
+            if ordered:
+                into[key] = into.pop(key)
+            _merge(old, value, here, layer, origins)
+            origins[here] = (layer.source, layer.lines.get(here))
+            continue
+        if ordered:
+            into.pop(key, None)
+        into[key] = _copy(value)
+        for stale in [k for k in origins if len(k) > len(here) and k[: len(here)] == here]:
+            del origins[stale]
+        _record(value, here, layer, origins)
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _record(value: Any, path: KeyPath, layer: Layer, origins: Origins) -> None:
+    origins[path] = (layer.source, layer.lines.get(path))
+    if isinstance(value, dict):
+        for key, child in value.items():
+            _record(child, (*path, key), layer, origins)
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            _record(child, (*path, str(i)), layer, origins)
+
+
+def plain(value: Any) -> Any:
+    """A mapping given in Python, as plain data: models dumped (set fields only), keys as strings."""
+    if isinstance(value, BaseModel):
+        return plain(value.model_dump(exclude_unset=True))
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value

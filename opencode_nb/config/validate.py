@@ -1,0 +1,206 @@
+"""Checking configuration against the schema, with messages a person can act on.
+
+Unknown keys are dropped per source, before merging, so each file gets its own warning with its own
+line and a guess at the key meant. Permission values are checked by hand, because a union error from
+pydantic would not say which pattern is wrong. Everything else is pydantic's job; its first error is
+turned into `file:line key.path: what is wrong and what to write`, naming the file the value came from.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import ConfigError
+from ..permission.rules import ACTIONS
+from .layer import KeyPath, Layer, Origins, dotted
+from .schema import Config
+
+MODEL_HINT = "use provider/model, e.g. anthropic/claude-sonnet-4-5"
+
+
+def drop_unknown(layer: Layer) -> list[str]:
+    """Remove keys the schema does not know from the layer; one note per key, with a hint."""
+    return _drop(layer.data, Config, (), layer)
+
+
+def _drop(node: dict[str, Any], model: type[BaseModel], path: KeyPath, layer: Layer) -> list[str]:
+    notes: list[str] = []
+    fields = model.model_fields
+    for key in list(node):
+        here = (*path, key)
+        if key not in fields:
+            notes.append(f"{layer.at(here)}: unknown key {dotted(here)}{_guess(key, list(fields))}; it is ignored")
+            del node[key]
+            continue
+        section = _section(model, key)
+        value = node[key]
+        if section is None or not isinstance(value, dict):
+            continue
+        submodel, keyed = section
+        if not keyed:
+            notes += _drop(value, submodel, here, layer)
+            continue
+        for name, entry in value.items():
+            if isinstance(entry, dict):
+                notes += _drop(entry, submodel, (*here, name), layer)
+    return notes
+
+
+def _guess(key: str, known: list[str]) -> str:
+    folded = {k.lower(): k for k in known}
+    wanted = key.lower().replace("-", "_")
+    if wanted in folded:
+        return f" (did you mean {folded[wanted]}?)"
+    close = difflib.get_close_matches(wanted, list(folded), n=1, cutoff=0.6)
+    if close:
+        return f" (did you mean {folded[close[0]]}?)"
+    return f" (known keys: {', '.join(known)})"
+
+
+def _section(model: type[BaseModel], key: str) -> tuple[type[BaseModel], bool] | None:
+    """The schema of a nested section: (Model, False) for a `Model` field, (Model, True) for `dict[str, Model]`."""
+    annotation = model.model_fields[key].annotation
+    for candidate in (annotation, *get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate, False
+        if get_origin(candidate) is dict:
+            value_type = get_args(candidate)[1]
+            if isinstance(value_type, type) and issubclass(value_type, BaseModel):
+                return value_type, True
+    return None
+
+
+def check_permissions(merged: dict[str, Any], origins: Origins) -> None:
+    """Every action in `permission` and `agent.<name>.permission` is allow, ask or deny.
+
+    Raises:
+        ConfigError: names the file and line of the bad action, its full key path and the allowed values.
+    """
+    sections: list[KeyPath] = [("permission",)] if merged.get("permission") is not None else []
+    agents = merged.get("agent")
+    if isinstance(agents, dict):
+        sections += [("agent", name, "permission") for name, entry in agents.items()
+                     if isinstance(entry, dict) and entry.get("permission") is not None]
+    for section in sections:
+        value: Any = merged
+        for key in section:
+            value = value[key]
+        if isinstance(value, dict):
+            for permission, entry in value.items():
+                here = (*section, permission)
+                if isinstance(entry, dict):
+                    for pattern, action in entry.items():
+                        _check_action(action, (*here, pattern), origins, nested=True)
+                else:
+                    _check_action(entry, here, origins, nested=False)
+        else:
+            _check_action(value, section, origins, nested=False)
+
+
+def _check_action(value: Any, path: KeyPath, origins: Origins, *, nested: bool) -> None:
+    if isinstance(value, str) and value in ACTIONS:
+        return
+    allowed = ", ".join(ACTIONS)
+    if value is None:
+        hint = f"is empty: write one of {allowed}"
+    elif isinstance(value, str | bool | int | float):
+        hint = f"{value!r} is not one of {allowed}"
+    elif nested:
+        hint = (f"expected one of {allowed}, got a {_kind(value)}; patterns nest one level only, "
+                'e.g. bash: {"git *": allow}')
+    else:
+        hint = f'expected one of {allowed} or a mapping of patterns to actions (e.g. {{"git *": allow}}), ' \
+               f"got a {_kind(value)}"
+    source, line = _origin(origins, path)
+    raise ConfigError(source, line=line, key=dotted(path), hint=hint)
+
+
+def validate(merged: dict[str, Any], origins: Origins) -> Config:
+    """The merged data as a `Config`.
+
+    Raises:
+        ConfigError: for the first invalid value, naming the file and line it came from.
+    """
+    try:
+        return Config.model_validate(merged)
+    except ValidationError as exc:
+        errors = exc.errors()
+    first = errors[0]
+    path = _data_path(merged, first["loc"])
+    if first["type"] == "missing":
+        path = (*path, str(first["loc"][-1]))
+    # A union reports one error per member at the same place: say what each member would accept.
+    alternatives = [e for e in errors if _data_path(merged, e["loc"]) == path and e["type"] != "missing"]
+    source, line = _origin(origins, path)
+    raise ConfigError(source, line=line, key=dotted(path), hint=_describe(first, alternatives, path))
+
+
+def _data_path(data: Any, loc: tuple[Any, ...]) -> KeyPath:
+    """Pydantic puts union member names into `loc`; keep only the steps that exist in the data."""
+    path: list[str] = []
+    node = data
+    for step in loc:
+        if isinstance(node, dict) and str(step) in node:
+            path.append(str(step))
+            node = node[str(step)]
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            path.append(str(step))
+            node = node[step]
+    return tuple(path)
+
+
+def _origin(origins: Origins, path: KeyPath) -> tuple[str | None, int | None]:
+    """Where the value at `path` was written, or else its nearest written ancestor."""
+    while path:
+        if path in origins:
+            return origins[path]
+        path = path[:-1]
+    return None, None
+
+
+_EXPECTED = {
+    "string_type": "text", "int_type": "a whole number", "int_parsing": "a whole number",
+    "int_from_float": "a whole number", "float_type": "a number", "float_parsing": "a number",
+    "bool_type": "true or false", "bool_parsing": "true or false", "dict_type": "a mapping",
+    "model_type": "a mapping", "model_attributes_type": "a mapping", "list_type": "a list",
+}
+_BOUNDS = {"greater_than": ("greater than", "gt"), "greater_than_equal": ("at least", "ge"),
+           "less_than": ("less than", "lt"), "less_than_equal": ("at most", "le")}
+_EXAMPLES = {
+    "instructions": "e.g. instructions: [STYLE.md, docs/*.md]",
+    "template": "a command needs a template: the body of its markdown file, or `template: ...`",
+    "tools": "e.g. tools: {bash: false}",
+}
+
+
+def _describe(error: Any, alternatives: list[Any], path: KeyPath) -> str:
+    kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
+    example = _EXAMPLES.get(path[-1], "") if path else ""
+    if kind == "missing":
+        return f"is required; {example}" if example else "is required"
+    if kind == "literal_error":
+        allowed = [a.strip().strip("'\"") for a in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")]
+        return f"{value!r} is not one of {', '.join(a for a in allowed if a)}"
+    if kind == "string_pattern_mismatch":
+        return f"{value!r} is not a model id: {MODEL_HINT}"
+    if kind in _BOUNDS:
+        words, name = _BOUNDS[kind]
+        limit = ctx.get(name)
+        if isinstance(limit, int | float):
+            return f"{value!r} must be {words} {limit:g}"
+    expected = [_EXPECTED[e["type"]] for e in alternatives if e["type"] in _EXPECTED]
+    if expected:
+        shown = repr(value) if isinstance(value, str | int | float | bool) or value is None else f"a {_kind(value)}"
+        hint = f"expected {' or '.join(dict.fromkeys(expected))}, got {shown}"
+        if "text" in expected and isinstance(value, int | float | bool):
+            hint += "; put it in quotes"
+        return f"{hint}; {example}" if example else hint
+    return f"{value!r}: {error['msg']}"
+
+
+def _kind(value: Any) -> str:
+    return {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "number", float: "number"}.get(
+        type(value), type(value).__name__)

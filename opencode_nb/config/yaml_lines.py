@@ -1,0 +1,112 @@
+"""YAML text to plain data plus the line of every key path.
+
+The document is composed once: the node tree carries the marks (lines) and is then constructed into
+values by the same loader, so data and line map always agree. Mapping keys are kept as the text written
+(`on:` stays the name "on", not YAML 1.1's boolean), which is what a permission pattern or an agent
+name means. A parser error becomes a `ConfigError` with the file, line and column.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+
+from ..errors import ConfigError
+from .layer import KeyPath
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _Loader(yaml.SafeLoader):
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[tuple[str, int]] = []
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:  # type: ignore[override]
+        if not isinstance(node, yaml.MappingNode):
+            raise ConstructorError(None, None, f"expected a mapping, found {node.id}", node.start_mark)
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != _MERGE_TAG:
+                if key_node.value in seen:
+                    self.duplicates.append((key_node.value, key_node.start_mark.line + 1))
+                seen.add(key_node.value)
+        self.flatten_mapping(node)  # `<<: *defaults` merge keys
+        mapping: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise ConstructorError(None, None, "a key must be a name, not a list or mapping",
+                                       key_node.start_mark)
+            mapping[key_node.value] = self.construct_object(value_node, deep=deep)
+        return mapping
+
+
+def parse_yaml(text: str, path: Path, *, first_line: int = 1) -> tuple[dict[str, Any], dict[KeyPath, int], list[str]]:
+    """Data, the line of each key path and notes (duplicate keys) for one YAML document.
+
+    `first_line` is the file line the text starts on (markdown frontmatter starts on line 2).
+
+    Raises:
+        ConfigError: the text is not YAML, or its top level is not a mapping.
+    """
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        raise _syntax_error(exc, path, first_line) from None
+    finally:
+        loader.dispose()
+    offset = first_line - 1
+    notes = [f"{path}:{line + offset}: duplicate key {key!r}; the later value wins"
+             for key, line in loader.duplicates]
+    if data is None:
+        return {}, {}, notes
+    if not isinstance(data, dict):
+        raise ConfigError(path, line=first_line,
+                          hint=f"must be a mapping of keys to values (`model: openai/gpt-5`), not a {_kind(data)}")
+    lines: dict[KeyPath, int] = {}
+    _walk(node, (), lines, offset, set())
+    return data, lines, notes
+
+
+def _walk(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], offset: int, active: set[int]) -> None:
+    if id(node) in active:  # a recursive alias: its lines are already recorded above
+        return
+    active.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = (*path, str(key_node.value))
+            lines[key] = key_node.start_mark.line + 1 + offset
+            _walk(value_node, key, lines, offset, active)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            key = (*path, str(i))
+            lines[key] = item.start_mark.line + 1 + offset
+            _walk(item, key, lines, offset, active)
+    active.discard(id(node))
+
+
+def _syntax_error(exc: yaml.YAMLError, path: Path, first_line: int) -> ConfigError:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    hint = f"invalid YAML: {problem}"
+    if mark is not None:
+        hint += f" (column {mark.column + 1})"
+    context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and start is not None and mark is not None and start.line != mark.line:
+        hint += f", {context} that starts on line {start.line + first_line}"
+    if "mapping values are not allowed" in problem:
+        hint += "; a value containing ': ' needs quotes, e.g. description: \"Reviews: style and bugs\""
+    elif "found character '\\t'" in problem:
+        hint += "; indent with spaces, not tabs"
+    line = mark.line + first_line if mark is not None else None
+    return ConfigError(path, line=line, hint=hint)
+
+
+def _kind(value: Any) -> str:
+    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}.get(
+        type(value), type(value).__name__)
