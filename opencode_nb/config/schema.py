@@ -7,11 +7,14 @@ from. Key order inside `permission` mappings is meaningful (last match wins), an
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from ..permission.rules import Action
+
+ModelId = Annotated[str, StringConstraints(pattern=r"^[^/\s]+/.+$")]
+"""`provider/model`, e.g. `anthropic/claude-sonnet-4-5`; the loader's message for a mismatch says so."""
 
 PermissionConfig = Action | dict[str, Action | dict[str, Action]]
 """`permission: deny`, `{edit: deny}` or `{bash: {"ls *": allow, "rm *": ask}}`, in the order written."""
@@ -59,7 +62,7 @@ class AgentConfig(Section):
     mode: Literal["primary", "subagent", "all"] | None = None
     description: str | None = None
     prompt: str | None = None
-    model: str | None = Field(None, pattern=r"^[^/\s]+/.+$")
+    model: ModelId | None = None
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, ge=0, le=1)
     steps: int | None = Field(None, gt=0)
@@ -75,7 +78,7 @@ class CommandConfig(Section):
     template: str
     description: str | None = None
     agent: str | None = None
-    model: str | None = Field(None, pattern=r"^[^/\s]+/.+$")
+    model: ModelId | None = None
     subtask: bool | None = None
 
 
@@ -89,9 +92,9 @@ class CompactionConfig(Section):
 
 
 class Config(Section):
-    model: str | None = Field(None, pattern=r"^[^/\s]+/.+$")
+    model: ModelId | None = None
     """Default model, `provider/model`."""
-    small_model: str | None = Field(None, pattern=r"^[^/\s]+/.+$")
+    small_model: ModelId | None = None
     """Model for titles and other small jobs."""
     default_agent: str | None = None
     provider: dict[str, ProviderConfig] = Field(default_factory=dict)

@@ -22,7 +22,10 @@ MODEL_HINT = "use provider/model, e.g. anthropic/claude-sonnet-4-5"
 
 
 def drop_unknown(layer: Layer) -> list[str]:
-    """Remove keys the schema does not know from the layer; one note per key, with a hint."""
+    """Remove keys the schema does not know from the layer; one note per key, with a hint.
+
+    Sections left empty in YAML (`agent:` or `build:` with nothing under them) become empty mappings.
+    """
     return _drop(layer.data, Config, (), layer)
 
 
@@ -37,6 +40,8 @@ def _drop(node: dict[str, Any], model: type[BaseModel], path: KeyPath, layer: La
             continue
         section = _section(model, key)
         value = node[key]
+        if section is not None and value is None and fields[key].default_factory is not None:
+            node[key] = value = {}  # `agent:` written with nothing under it yet
         if section is None or not isinstance(value, dict):
             continue
         submodel, keyed = section
@@ -44,6 +49,8 @@ def _drop(node: dict[str, Any], model: type[BaseModel], path: KeyPath, layer: La
             notes += _drop(value, submodel, here, layer)
             continue
         for name, entry in value.items():
+            if entry is None:
+                value[name] = entry = {}  # `build:` under `agent:`, with nothing under it
             if isinstance(entry, dict):
                 notes += _drop(entry, submodel, (*here, name), layer)
     return notes

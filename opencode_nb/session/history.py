@@ -79,7 +79,10 @@ class History:
             message = entry.message
             if message.id <= user.id:
                 return False
-            if isinstance(message, AssistantMessage) and not message.summary:
+            if isinstance(message, AssistantMessage) and message.summary:
+                if message.parent_id == user.id:  # a requested compaction is answered by its summary
+                    return message.finish is not None
+            elif isinstance(message, AssistantMessage):
                 return message.finish is not None and message.finish != "tool-calls"
         return False
 

@@ -174,8 +174,7 @@ class SessionLoop:
                     break
                 task = state.history.pending_task()
                 if task is not None:
-                    if await self._run_task(state, user, task[1]) == "stop":
-                        break
+                    last = await self._run_task(state, user, task[1]) or last
                     continue
                 step += 1
                 agent = self.ws.agents.get(user.agent)
@@ -203,15 +202,14 @@ class SessionLoop:
             bus.publish(SessionIdle(session_id=session_id))
         return last
 
-    async def _run_task(self, state: RunState, user: UserMessage, task: Any) -> str:
+    async def _run_task(self, state: RunState, user: UserMessage, task: Any) -> AssistantMessage | None:
+        """Compaction and subtask requests on a user message are run before any model turn."""
         if isinstance(task, CompactionPart):
-            await self.compactor.compact(state, user, self.ws.agents.get(user.agent), auto=task.auto)
-            return "continue"
+            return await self.compactor.compact(state, user, self.ws.agents.get(user.agent), auto=task.auto)
         runner = getattr(self.ws, "run_subtask", None)
         if runner is None:
             raise OpencodeNbError("subtask parts need the task tool, which this workspace does not have")
-        await runner(state, user, task)
-        return "continue"
+        return await runner(state, user, task)
 
     async def _step(self, state: RunState, user: UserMessage, agent: AgentInfo, step: int) -> StepResult:
         model_id = self.model_for(user, agent)

@@ -57,6 +57,13 @@ def test_an_unknown_key_in_the_overrides_names_the_workspace_config(project):
         project.load({"modle": "x"})
 
 
+def test_sections_written_with_nothing_under_them_are_empty(project):
+    project.write("repo/opencode.yaml", "agent:\n  build:\nprovider:\ncompaction:\npermission:\n")
+    loaded = project.load()
+    assert loaded.agents["build"].steps is None
+    assert loaded.config.provider == {} and loaded.config.compaction.auto is True
+
+
 def test_options_hold_anything_without_warnings(project):
     project.write("repo/opencode.yaml", "agent:\n  build:\n    options:\n      anything: 1\n"
                   "provider:\n  openai:\n    options:\n      timeout: 3\n")

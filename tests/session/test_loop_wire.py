@@ -1,0 +1,68 @@
+"""The loop driving the real SDKs against the loopback wire server."""
+
+import json
+
+import pytest
+
+from opencode_nb.provider.retry import RetryPolicy
+from tests.provider.wire import (
+    WireServer,
+    anthropic_failure,
+    anthropic_stream,
+    openai_failure,
+    openai_stream,
+)
+
+
+@pytest.fixture
+def wire():
+    server = WireServer()
+    yield server
+    server.close()
+
+
+def configured(make, wire, provider):
+    base = wire.url if provider == "anthropic" else f"{wire.url}/v1"
+    model = "anthropic/claude-sonnet-4-6" if provider == "anthropic" else "openai/gpt-5"
+    h = make({"model": model, "provider": {provider: {"api_key": "sk-test-key-789", "base_url": base}}})
+    h.ws.loop.retry = RetryPolicy(base_s=0.01, cap_s=0.05)
+    return h
+
+
+async def test_anthropic_tool_call_round_trip_through_the_loop(make, wire):
+    h = configured(make, wire, "anthropic")
+    wire.queue(anthropic_stream({"text": "Reading."}, {"tool": "read", "id": "toolu_9",
+                                                       "json": json.dumps({"path": "stats.py"})}, stop="tool_use"),
+               anthropic_failure(529, "overloaded_error", "Overloaded"),
+               anthropic_stream({"text": "The mean divides by n - 1."}),
+               anthropic_stream({"text": "Stats helpers"}))
+    final = await h.prompt("Why is the mean wrong?")
+    assert final.finish == "stop" and final.error is None
+    [tool] = h.tool_parts()
+    assert tool.state.status == "completed" and tool.call_id == "toolu_9"
+    second = wire.received[1].body["messages"]
+    result = next(b for m in second for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+    assert result["tool_use_id"] == "toolu_9" and "def mean" in result["content"][0]["text"]
+    assert any(e.status == "retry" for e in h.of("session.status"))
+    assert "sk-test-key-789" not in h.ws.store_path.read_bytes().decode(errors="replace")
+
+
+async def test_openai_tool_call_round_trip_through_the_loop(make, wire):
+    h = configured(make, wire, "openai")
+    wire.queue(openai_stream(calls=[{"id": "call_1", "name": "grep", "args": json.dumps({"pattern": "def mean"})}]),
+               openai_failure(500, "server_error"),
+               openai_stream("Found it in stats.py."),
+               openai_stream("Mean bug"))
+    final = await h.prompt("Find the mean")
+    assert final.finish == "stop"
+    sent = wire.received[1].body["messages"]
+    tool_message = next(m for m in sent if m["role"] == "tool")
+    assert tool_message["tool_call_id"] == "call_1" and "def mean" in tool_message["content"]
+
+
+async def test_an_auth_failure_ends_the_run_with_a_clear_error(make, wire):
+    h = configured(make, wire, "anthropic")
+    wire.queue(anthropic_failure(401, "authentication_error", "invalid x-api-key"))
+    final = await h.prompt("hi")
+    assert final.error.kind == "auth" and "api_key" in final.error.message
+    assert len(wire.received) == 1
