@@ -26,6 +26,9 @@ def _parser() -> argparse.ArgumentParser:
     agents = sub.add_parser("agents", help="list the agents resolved for the project directory")
     agents.add_argument("--all", action="store_true", help="include hidden agents")
     agents.add_argument("--rules", action="store_true", help="show each agent's permission rules")
+    demo = sub.add_parser("demo", help="run a whole agent session on a sample project (offline by default)")
+    demo.add_argument("--model", help="use a real model, e.g. anthropic/claude-sonnet-4-6 (needs its API key)")
+    demo.add_argument("--keep", action="store_true", help="keep the project copy and session store afterwards")
     sessions = sub.add_parser("sessions", help="list the sessions of the project directory")
     sessions.add_argument("--limit", type=int, default=20)
     return parser
@@ -36,6 +39,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         _parser().print_help()
         return 0
+    if args.command == "demo":
+        from .demo import run_demo
+
+        try:
+            return run_demo(args.model, keep=args.keep)
+        except OpencodeNbError as exc:
+            print(f"opencode-nb demo: {exc}", file=sys.stderr)
+            return 2
     try:
         with Workspace(Path(args.directory)) as ws:
             for warning in ws.warnings:

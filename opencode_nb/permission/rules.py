@@ -8,15 +8,17 @@ Nothing matching means `ask`.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from typing import Annotated, Any, Literal, Self, SupportsIndex, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from ..errors import ConfigError
-from .wildcard import compile_pattern, wildcard_match
+from .wildcard import compile_pattern, pattern_source, wildcard_match
 
-Matcher = Callable[[str], object]
+Matcher = Callable[[str], re.Match[str] | None]
 
 Action = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[Action, ...] = get_args(Action)
@@ -48,30 +50,24 @@ class Grant(BaseModel):
 
 
 class Ruleset(list[Rule]):
-    """A list of rules that remembers, per permission, which of its rules can apply.
+    """A list of rules that remembers, per permission, how to find its deciding rule in one step.
 
     Evaluation is a hot path (every tool call, every pattern, every pending request after an "always").
     Scanning 200 rules and matching two wildcards each costs tens of microseconds; the per-permission
-    view makes it a handful. Any change to the list drops the cache.
+    `Decider` makes it one regular-expression match. Any change to the list drops the cache.
     """
 
     __slots__ = ("_views",)
 
     def __init__(self, rules: Iterable[Rule] = ()) -> None:
         super().__init__(rules)
-        self._views: dict[str, tuple[tuple[Matcher | None, Rule], ...]] = {}
+        self._views: dict[str, Decider] = {}
 
-    def for_permission(self, permission: str) -> tuple[tuple[Matcher | None, Rule], ...]:
-        """The rules whose permission matches, newest last, each with its compiled pattern matcher
-        (None for `*`, which matches anything)."""
+    def for_permission(self, permission: str) -> Decider:
+        """How this ruleset decides `permission`, built on first use."""
         view = self._views.get(permission)
         if view is None:
-            view = tuple(
-                (None if r.pattern == "*" else compile_pattern(r.pattern).fullmatch, r)
-                for r in self
-                if wildcard_match(permission, r.permission)
-            )
-            self._views[permission] = view
+            view = self._views[permission] = Decider([r for r in self if _names_match(permission, r.permission)])
         return view
 
     def _changed(self) -> None:
@@ -122,6 +118,43 @@ class Ruleset(list[Rule]):
         return self
 
 
+class Decider:
+    """The rules of one permission, ready to pick the last one whose pattern matches.
+
+    Rules before the newest catch-all (`*`) can never decide, so they are dropped. The rest become one
+    alternation, newest first, each rule a capturing group; a full match's `lastindex` names the rule.
+    """
+
+    __slots__ = ("_fallback", "_match", "_specific")
+
+    def __init__(self, rules: list[Rule]) -> None:
+        last_star = max((i for i, r in enumerate(rules) if r.pattern == "*"), default=-1)
+        self._fallback = rules[last_star] if last_star >= 0 else None
+        self._specific = tuple(reversed(rules[last_star + 1:]))
+        source = "|".join(f"({pattern_source(r.pattern)})" for r in self._specific)
+        self._match = _compile_alternation(source) if self._specific else None
+
+    def decide(self, text: str) -> Rule | None:
+        """The last rule matching `text` (backslashes already turned into `/`), or None."""
+        if self._match is not None:
+            found = self._match(text)
+            if found is not None:
+                return self._specific[found.lastindex - 1]  # type: ignore[operator]
+        return self._fallback
+
+
+@lru_cache(maxsize=256)
+def _compile_alternation(source: str) -> Matcher:
+    """Rebuilt rulesets (one per loop step) usually have the same rules: compile each alternation once."""
+    return re.compile(source, re.S).fullmatch
+
+
+@lru_cache(maxsize=4096)
+def _names_match(permission: str, rule_permission: str) -> bool:
+    """Permission names are few, so whether a rule's permission covers one is worth remembering."""
+    return wildcard_match(permission, rule_permission)
+
+
 def as_ruleset(rules: Iterable[Rule]) -> Ruleset:
     return rules if isinstance(rules, Ruleset) else Ruleset(rules)
 
@@ -132,15 +165,17 @@ RulesetField = Annotated[list[Rule], AfterValidator(as_ruleset)]
 
 def evaluate(permission: str, pattern: str, *rulesets: Iterable[Rule]) -> Rule:
     """The rule that decides `permission` on `pattern`: the last matching one, else `ask`."""
-    text = pattern.replace("\\", "/")
+    text = pattern.replace("\\", "/") if "\\" in pattern else pattern
     for ruleset in reversed(rulesets):
         if isinstance(ruleset, Ruleset):
-            for match, rule in reversed(ruleset.for_permission(permission)):
-                if match is None or match(text) is not None:
-                    return rule
+            rule = ruleset.for_permission(permission).decide(text)
+            if rule is not None:
+                return rule
             continue
         for rule in reversed(ruleset if isinstance(ruleset, list | tuple) else list(ruleset)):
-            if wildcard_match(permission, rule.permission) and wildcard_match(pattern, rule.pattern):
+            if _names_match(permission, rule.permission) and (
+                rule.pattern == "*" or compile_pattern(rule.pattern).fullmatch(text) is not None
+            ):
                 return rule
     return Rule(permission=permission, pattern="*", action="ask")
 

@@ -14,14 +14,21 @@ from functools import lru_cache
 
 @lru_cache(maxsize=4096)
 def compile_pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern_source(pattern), re.S)
+
+
+@lru_cache(maxsize=4096)
+def pattern_source(pattern: str) -> str:
+    """The regular expression `pattern` stands for, without capturing groups so that sources can be
+    joined into one alternation whose matching branch is told by `lastindex`."""
     pattern = pattern.replace("\\", "/")
     optional_tail = pattern.endswith(" *")
     if optional_tail:
         pattern = pattern[:-2]
     body = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
     if optional_tail:
-        body += "( .*)?"
-    return re.compile(body, re.S)
+        body += "(?: .*)?"
+    return body
 
 
 def wildcard_match(text: str, pattern: str) -> bool:

@@ -163,6 +163,10 @@ def _title_from(request: LLMRequest) -> str:
         for block in message.content:
             text = getattr(block, "text", "")
             if text.strip():
-                words = text.strip().splitlines()[0].split()
-                return " ".join(words[:8])[:50]
+                title = ""
+                for word in text.strip().splitlines()[0].split()[:8]:
+                    if len(title) + len(word) + 1 > 50:
+                        break
+                    title = f"{title} {word}".strip()
+                return title or text.strip()[:50]
     return "Scripted session"

@@ -44,7 +44,8 @@ class TodoWriteTool(Tool[TodoWriteParams]):
                             "completed or cancelled and priority high, medium or low.") from None
         ctx.todos.set_todos(ctx.session_id, todos)
         open_items = sum(1 for t in todos if t.status in ("pending", "in_progress"))
-        return ToolResult(f"{open_items} todos", render(todos), {"todos": [t.model_dump() for t in todos]})
+        return ToolResult(f"{open_items} open of {len(todos)}", render(todos),
+                          {"todos": [t.model_dump() for t in todos]})
 
 
 class TodoReadTool(Tool[TodoReadParams]):
@@ -55,4 +56,5 @@ class TodoReadTool(Tool[TodoReadParams]):
         await ctx.ask("todoread", ["*"], always=["*"])
         todos = ctx.todos.todos(ctx.session_id) if ctx.todos is not None else []
         open_items = sum(1 for t in todos if t.status in ("pending", "in_progress"))
-        return ToolResult(f"{open_items} todos", render(todos), {"todos": [t.model_dump() for t in todos]})
+        return ToolResult(f"{open_items} open of {len(todos)}", render(todos),
+                          {"todos": [t.model_dump() for t in todos]})

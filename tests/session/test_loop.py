@@ -1,6 +1,7 @@
 """The loop through the scripted provider: the same code path real models take."""
 
 import asyncio
+import contextlib
 import time
 
 from pydantic import BaseModel
@@ -217,10 +218,8 @@ async def test_cancelling_the_caller_also_stops_the_run(h):
     run = asyncio.create_task(h.prompt())
     await asyncio.sleep(0.1)
     run.cancel()
-    try:
+    with contextlib.suppress(asyncio.CancelledError):
         await run
-    except asyncio.CancelledError:
-        pass
     await asyncio.sleep(0.05)
     assert not h.ws.loop.busy(h.session.id)
 
@@ -280,7 +279,7 @@ async def test_a_second_prompt_to_a_busy_session_waits_its_turn(h):
     one = asyncio.create_task(h.prompt("one"))
     await asyncio.sleep(0.05)
     two = asyncio.create_task(h.prompt("two"))
-    first, second = await asyncio.gather(one, two)
+    _first, second = await asyncio.gather(one, two)
     messages = [m.message for m in h.ws.sessions.messages(h.session.id)]
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
     assert second.parent_id == messages[2].id

@@ -18,7 +18,7 @@ async def test_todos_are_written_whole_and_read_back(ctx):
     todos = [{"content": "Load the data", "status": "completed"}, {"content": "Plot sales", "status": "in_progress",
                                                                      "priority": "high"}]
     result = await TodoWriteTool().run({"todos": todos}, ctx)
-    assert result.title == "1 todos" and result.output == "[x] Load the data\n[~] Plot sales"
+    assert result.title == "1 open of 2" and result.output == "[x] Load the data\n[~] Plot sales"
     assert (await TodoReadTool().run({}, ctx)).output == "[x] Load the data\n[~] Plot sales"
 
 

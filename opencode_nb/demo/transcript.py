@@ -1,0 +1,97 @@
+"""A readable plain-text transcript of a session, printed as bus events arrive (the CLI's view)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from ..bus import Bus, Event
+from ..session.models import ReasoningPart, TextPart, ToolPart
+
+MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
+
+
+class Transcript:
+    """Prints finished text, each tool call's outcome, permission decisions and todo changes."""
+
+    def __init__(self, bus: Bus, out: TextIO | None = None, *, output_lines: int = 6) -> None:
+        self.out = out or sys.stdout
+        self.output_lines = output_lines
+        self._done: set[str] = set()
+        self._users: set[str] = set()
+        """Ids of user messages: their text is printed as the person's."""
+        self._offs: list[Callable[[], None]] = [
+            bus.subscribe("message.updated", self._on_message),
+            bus.subscribe("message.part.updated", self._on_part),
+            bus.subscribe("permission.replied", self._on_permission),
+            bus.subscribe("todo.updated", self._on_todos),
+            bus.subscribe("session.status", self._on_status),
+        ]
+
+    def close(self) -> None:
+        for off in self._offs:
+            off()
+
+    def _print(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def _on_message(self, event: Event) -> None:
+        message: Any = event.message  # type: ignore[attr-defined]
+        if message.role == "user":
+            self._users.add(message.id)
+
+    def _on_part(self, event: Event) -> None:
+        part: Any = event.part  # type: ignore[attr-defined]
+        if part.id in self._done:
+            return
+        if isinstance(part, TextPart) and part.message_id in self._users:
+            self._done.add(part.id)
+            self._print(f"{'(switch) ' if part.synthetic else 'you: '}{part.text.strip()}")
+        elif isinstance(part, TextPart) and part.ended_at is not None and part.text.strip():
+            self._done.add(part.id)
+            self._print(f"\nagent: {part.text.strip()}\n")
+        elif isinstance(part, ReasoningPart) and part.ended_at is not None and part.text.strip():
+            self._done.add(part.id)
+            self._print(f"  (thinking) {part.text.strip()[:200]}")
+        elif isinstance(part, ToolPart) and part.state.status in ("completed", "error"):
+            self._done.add(part.id)
+            state = part.state
+            seconds = state.ended_at - state.started_at  # type: ignore[union-attr]
+            if state.status == "completed":
+                self._print(f"  ✓ {part.tool} {state.title}  ({seconds:.2f}s)")
+                if part.tool not in ("todowrite", "todoread"):  # the list itself is printed on todo.updated
+                    self._show(state.output)
+            else:
+                self._print(f"  ✗ {part.tool} {_title(state.input)}  ({seconds:.2f}s)")
+                self._show(state.error)
+
+    def _show(self, text: str) -> None:
+        lines = text.rstrip().splitlines()
+        for line in lines[: self.output_lines]:
+            self._print(f"      {line[:110]}")
+        if len(lines) > self.output_lines:
+            self._print(f"      … {len(lines) - self.output_lines} more lines")
+
+    def _on_permission(self, event: Event) -> None:
+        e: Any = event
+        how = {"once": "allowed once", "always": "always allowed", "reject": "refused"}[e.reply]
+        self._print(f"  ? permission {how}" + (f" ({e.reason})" if e.reason else ""))
+
+    def _on_todos(self, event: Event) -> None:
+        todos: Any = event.todos  # type: ignore[attr-defined]
+        self._print("  todo list:")
+        for todo in todos:
+            self._print(f"      {MARKS[todo.status]} {todo.content}")
+
+    def _on_status(self, event: Event) -> None:
+        e: Any = event
+        if e.status == "retry":
+            self._print(f"  … retrying (attempt {e.attempt}): {e.message}")
+
+
+def _title(tool_input: dict[str, Any]) -> str:
+    for key in ("path", "command", "pattern", "url"):
+        if key in tool_input:
+            return str(tool_input[key])
+    return ""
