@@ -7,7 +7,7 @@ loop rely on to order messages and parts without a separate sequence column.
 
 from __future__ import annotations
 
-import secrets
+import os
 import threading
 import time
 
@@ -32,5 +32,5 @@ def ascending(kind: str) -> str:
         now = int(time.time() * 1000) * 4096
         _last = now if now > _last else _last + 1
         stamp = _last
-    rand = "".join(secrets.choice(_ALPHABET) for _ in range(14))
+    rand = "".join(_ALPHABET[b % 62] for b in os.urandom(14))
     return f"{PREFIXES[kind]}_{stamp:012x}{rand}"

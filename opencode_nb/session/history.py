@@ -2,8 +2,9 @@
 
 A loop run loads the session once and then keeps this copy current from the parts it writes itself;
 it never re-reads the store between steps. Converting a message to provider form is cached per message
-and only redone when one of its parts changed, so the cost of a step does not grow with the length of
-the session.
+and only redone when one of its parts changed, and the flat list of provider messages is rebuilt only
+from the first entry that changed, which is almost always the newest one. So the cost of a step does not
+grow with the length of the session.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .service import SessionService
 @dataclass
 class Entry:
     message: UserMessage | AssistantMessage
+    index: int
     parts: dict[str, Part] = field(default_factory=dict)
     """Parts by id; insertion order is creation order."""
     converted: list[Any] | None = None
@@ -35,8 +37,20 @@ class Entry:
 class History:
     def __init__(self, items: list[MessageWithParts]) -> None:
         self.entries: dict[str, Entry] = {}
+        self._order: list[Entry] = []
+        self._last_user: Entry | None = None
+        self._last_assistant: Entry | None = None
+        self._summary: Entry | None = None
+        """The newest completed compaction summary: the model sees nothing before the request it answers."""
+        self._flat: list[Any] = []
+        self._offsets: list[int] = []
+        """Where each entry's messages start in `_flat` (entries before the summary have none)."""
+        self._dirty = 0
+        """Index of the first entry whose provider messages must be rebuilt."""
         for item in items:
-            self.entries[item.message.id] = Entry(item.message, {p.id: p for p in item.parts})
+            self.put_message(item.message)
+            entry = self.entries[item.message.id]
+            entry.parts = {p.id: p for p in item.parts}
 
     @classmethod
     def load(cls, sessions: SessionService, session_id: str) -> History:
@@ -47,55 +61,66 @@ class History:
     def put_message(self, message: UserMessage | AssistantMessage) -> None:
         entry = self.entries.get(message.id)
         if entry is None:
-            self.entries[message.id] = Entry(message)
+            entry = Entry(message, len(self._order))
+            self.entries[message.id] = entry
+            self._order.append(entry)
         else:
             entry.message = message
-            entry.converted = None
+            self._changed(entry)
+        if isinstance(message, UserMessage):
+            if self._last_user is None or entry.index >= self._last_user.index:
+                self._last_user = entry
+        else:
+            if self._last_assistant is None or entry.index >= self._last_assistant.index:
+                self._last_assistant = entry
+            completed_summary = message.summary and message.finish == "stop" and message.error is None
+            if completed_summary and entry.index > 0 and (self._summary is None or entry.index > self._summary.index):
+                self._summary = entry
+                self._dirty = 0  # everything before it drops out of view
 
     def put_part(self, part: Part) -> None:
         entry = self.entries.get(part.message_id)
         if entry is None:
             return
         entry.parts[part.id] = part
+        self._changed(entry)
+
+    def _changed(self, entry: Entry) -> None:
         entry.converted = None
+        self._dirty = min(self._dirty, entry.index)
 
     # ------------------------------------------------------------------------------------------ queries
 
     def last_user(self) -> UserMessage | None:
-        for entry in reversed(self.entries.values()):
-            if isinstance(entry.message, UserMessage):
-                return entry.message
-        return None
+        message = self._last_user.message if self._last_user else None
+        return message if isinstance(message, UserMessage) else None
 
     def last_assistant(self) -> AssistantMessage | None:
-        for entry in reversed(self.entries.values()):
-            if isinstance(entry.message, AssistantMessage):
-                return entry.message
-        return None
+        message = self._last_assistant.message if self._last_assistant else None
+        return message if isinstance(message, AssistantMessage) else None
+
+    def after(self, message_id: str) -> list[Entry]:
+        """The entries newer than `message_id`, oldest first."""
+        return self._order[self.entries[message_id].index + 1:]
 
     def answered(self, user: UserMessage) -> bool:
         """True when a finished assistant message after `user` needs nothing more (no tool calls to follow)."""
-        for entry in reversed(self.entries.values()):
-            message = entry.message
-            if message.id <= user.id:
-                return False
-            if isinstance(message, AssistantMessage) and message.summary:
-                if message.parent_id == user.id:  # a requested compaction is answered by its summary
-                    return message.finish is not None
-            elif isinstance(message, AssistantMessage):
-                return message.finish is not None and message.finish != "tool-calls"
-        return False
+        latest = self._last_assistant
+        if latest is None or latest.index < self.entries[user.id].index:
+            return False
+        message = latest.message
+        assert isinstance(message, AssistantMessage)
+        if message.summary:  # a requested compaction is answered by its summary
+            return message.parent_id == user.id and message.finish is not None
+        return message.finish is not None and message.finish != "tool-calls"
 
     def pending_task(self) -> tuple[UserMessage, CompactionPart | SubtaskPart] | None:
         """A compaction or subtask request on the newest user message that nothing has answered yet."""
         user = self.last_user()
         if user is None:
             return None
-        for entry in reversed(self.entries.values()):
-            if entry.message.id <= user.id:
-                break
-            if isinstance(entry.message, AssistantMessage):
-                return None
+        if self._last_assistant is not None and self._last_assistant.index > self.entries[user.id].index:
+            return None
         for part in self.entries[user.id].parts.values():
             if isinstance(part, CompactionPart | SubtaskPart):
                 return user, part
@@ -105,26 +130,26 @@ class History:
         return list(self.entries[message_id].parts.values())
 
     def visible(self) -> list[Entry]:
-        """The entries the model sees: everything from the newest completed compaction summary on."""
-        entries = list(self.entries.values())
-        for i in range(len(entries) - 1, 0, -1):
-            message = entries[i].message
-            if (
-                isinstance(message, AssistantMessage)
-                and message.summary
-                and message.finish == "stop"
-                and message.error is None
-            ):
-                # The summary answers the compaction request just before it: start there.
-                return entries[i - 1 :]
-        return entries
+        """The entries the model sees: from the compaction request that the newest summary answers, on."""
+        return self._order[self._start():]
+
+    def _start(self) -> int:
+        return self._summary.index - 1 if self._summary is not None else 0
 
     def llm_messages(self) -> list[Any]:
-        out: list[Any] = []
-        for entry in self.visible():
-            if entry.converted is None:
-                entry.converted = to_llm_messages(
-                    MessageWithParts(message=entry.message, parts=list(entry.parts.values()))
-                )
-            out.extend(entry.converted)
-        return out
+        start = self._start()
+        if self._dirty < start or len(self._offsets) < start:
+            self._flat, self._offsets, self._dirty = [], [0] * start, start
+        dirty = max(self._dirty, start)
+        if dirty < len(self._order):
+            del self._flat[self._offsets[dirty] if dirty < len(self._offsets) else len(self._flat):]
+            del self._offsets[dirty:]
+            for entry in self._order[dirty:]:
+                if entry.converted is None:
+                    entry.converted = to_llm_messages(
+                        MessageWithParts.model_construct(message=entry.message, parts=list(entry.parts.values()))
+                    )
+                self._offsets.append(len(self._flat))
+                self._flat.extend(entry.converted)
+        self._dirty = len(self._order)
+        return list(self._flat)

@@ -54,6 +54,10 @@ class RunState:
     recent_calls: list[str] = field(default_factory=list)
     environment: dict[str, str] = field(default_factory=dict)
     instructions: list[str] | None = None
+    setup: dict[tuple[str, str], tuple[Any, dict[str, Any], list[str], list[str]]] = field(default_factory=dict)
+    """Per (agent, user message): ruleset, tools, system blocks and reminders, which its steps share."""
+    cost: float = 0.0
+    """Spent in this run; added to the session once, when the run ends."""
 
 
 class SessionLoop:
@@ -197,6 +201,9 @@ class SessionLoop:
             bus.publish(SessionError(session_id=session_id, error=str(exc), kind=type(exc).__name__))
             raise
         finally:
+            if state.cost:
+                session = self.ws.sessions.get(session_id)
+                self.ws.sessions.update(session, cost=session.cost + state.cost)
             self.ws.sessions.flush()
             bus.publish(SessionStatus(session_id=session_id, status="idle"))
             bus.publish(SessionIdle(session_id=session_id))
@@ -215,14 +222,17 @@ class SessionLoop:
         model_id = self.model_for(user, agent)
         provider, model = self.ws.providers.resolve(model_id)
         last_step = agent.steps is not None and step >= agent.steps
-        session = self.ws.sessions.get(state.session_id)
-        ruleset = merge(agent.permission, session.permission)
-        tools = self.tools_for(agent, ruleset, user)
-        system_blocks = self._system(state, agent, model_id, user)
+        setup = state.setup.get((agent.name, user.id))
+        if setup is None:
+            ruleset = merge(agent.permission, self.ws.sessions.get(state.session_id).permission)
+            setup = (ruleset, self.tools_for(agent, ruleset, user), self._system(state, agent, model_id, user),
+                     reminders(self.ws, state, agent))
+            state.setup[(agent.name, user.id)] = setup
+        ruleset, tools, system_blocks, notes = setup
         attempt = 0
         while True:
             messages = state.history.llm_messages()
-            extra = reminders(self.ws, state, agent)
+            extra = list(notes)
             if last_step:
                 extra.append(system.prompt_text("max_steps"))
             if extra:
@@ -260,7 +270,7 @@ class SessionLoop:
             finally:
                 self._processors.pop((state.session_id, assistant.id), None)
                 state.history.put_message(processor.message)
-            self._add_cost(state.session_id, result.message)
+            state.cost += result.message.cost
             if result.outcome != "retry":
                 return result
             attempt += 1
@@ -328,12 +338,6 @@ class SessionLoop:
             session_id, agent.name, "doom_loop", [tool], always=[tool],
             metadata={"tool": tool, "input": tool_input}, ruleset=agent.permission,
         )
-
-    def _add_cost(self, session_id: str, message: AssistantMessage) -> None:
-        if not message.cost and not message.tokens.total:
-            return
-        session = self.ws.sessions.get(session_id)
-        self.ws.sessions.update(session, cost=session.cost + message.cost)
 
 
 def _switched_on(tool_id: str, switches: dict[str, bool]) -> bool:

@@ -81,7 +81,12 @@ class Tool(Generic[P]):
         return _description(type(self).__module__, self.id)
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(name=self.id, description=self.description, parameters=self.params.model_json_schema())
+        """What the model is told about the tool; built once, since the schema never changes."""
+        cached = self.__dict__.get("_spec")
+        if cached is None:
+            cached = ToolSpec(name=self.id, description=self.description, parameters=self.params.model_json_schema())
+            self.__dict__["_spec"] = cached
+        return cached
 
     async def execute(self, params: P, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
