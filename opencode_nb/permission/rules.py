@@ -70,6 +70,10 @@ class Ruleset(list[Rule]):
             view = self._views[permission] = Decider([r for r in self if _names_match(permission, r.permission)])
         return view
 
+    def __reduce__(self) -> tuple[type[Ruleset], tuple[list[Rule]]]:
+        """Copies and pickles carry the rules only; what was remembered is rebuilt on use."""
+        return (Ruleset, (list(self),))
+
     def _changed(self) -> None:
         self._views.clear()
 
@@ -216,11 +220,12 @@ def from_config(
     if mapping is None:
         return Ruleset()
     if isinstance(mapping, str):
-        mapping = {"*": mapping}
+        return Ruleset([Rule(permission="*", pattern="*", action=_action(mapping, source, key_prefix))])
     if not isinstance(mapping, Mapping):
         raise ConfigError(source, key=key_prefix, hint=_shape_hint(mapping))
     rules = Ruleset()
-    for permission, value in mapping.items():
+    for name, value in mapping.items():
+        permission = str(name)
         key = f"{key_prefix}.{_key(permission)}"
         if isinstance(value, Mapping):
             for pattern, action in value.items():

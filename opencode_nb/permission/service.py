@@ -33,7 +33,7 @@ from .wildcard import wildcard_match
 log = logging.getLogger(__name__)
 
 Policy = Callable[[PermissionRequest], Action | None]
-"""Decides for runs with nobody to ask: "allow", "deny", or None to ask a person after all."""
+"""Decides for runs with nobody to ask: "allow", "deny", or None (or "ask") to ask a person after all."""
 
 REPLIES: tuple[Reply, ...] = ("once", "always", "reject")
 
@@ -92,6 +92,7 @@ class PermissionService:
 
         `always_ask` makes a person decide even when the rules allow everything (a shell line that did
         not parse cleanly cannot be trusted to mean what its patterns say); a deny still refuses at once.
+        A call with no patterns at all is asked about too: nothing was checked, so nothing is allowed.
 
         Raises:
             DeniedError: a rule denies one of the patterns (even if another would only ask).
@@ -119,7 +120,7 @@ class PermissionService:
         )
         if self.policy is not None:
             decision = self.policy(request)
-            if decision is not None:
+            if decision == "allow" or decision == "deny":
                 self._decide_by_policy(request, decision)
                 return
         loop = asyncio.get_running_loop()
@@ -172,16 +173,18 @@ class PermissionService:
             _fail(pending.future, CorrectedError(message) if message else RejectedError())
             for other in self._take_where(lambda p: p.request.session_id == request.session_id):
                 self._publish(other.request, "reject")
-                _fail(other.future, RejectedError())
+                self._on_loop(other.loop, _fail, other.future, RejectedError())
             return
         _succeed(pending.future)
         if reply == "always":
             self._grant(pending.root, [
                 Grant(agent=request.agent, permission=request.permission, pattern=p) for p in request.always
             ])
-            for other in self._take_where(lambda p: p.root == pending.root and self._now_allowed(p)):
+            for other in self._take_where(
+                lambda p: p.root == pending.root and p.request.agent == request.agent and self._now_allowed(p)
+            ):
                 self._publish(other.request, "always")
-                _succeed(other.future)
+                self._on_loop(other.loop, _succeed, other.future)
 
     def _now_allowed(self, pending: _Pending) -> bool:
         request = pending.request
@@ -193,9 +196,9 @@ class PermissionService:
     def _expire(self, request_id: str) -> None:
         pending = self._take(request_id)
         if pending is not None:
-            self._publish(pending.request, "reject", reason=f"timed out after {self.timeout_s:g} s")
+            self._publish(pending.request, "reject", reason="timeout")
             _fail(pending.future, RejectedError(
-                "Nobody answered the permission request in time, so the call was not made."
+                f"Nobody answered the permission request within {self.timeout_s:g} s, so the call was not made."
             ))
 
     # ------------------------------------------------------------------------------------------ state

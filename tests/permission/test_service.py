@@ -5,13 +5,13 @@ import pytest
 
 from opencode_nb.bus import Bus
 from opencode_nb.errors import CorrectedError, DeniedError, NotFoundError, RejectedError
-from opencode_nb.permission import Grant, PermissionService, from_config
+from opencode_nb.permission import Grant, PermissionService, Rule, ToolRef, from_config
 
 ASK_BASH = from_config({"*": "allow", "bash": "ask"})
 
 
 class Tree:
-    """Sessions b and c are children of a; d is its own root. Grants are kept per root."""
+    """Sessions b and c are children of a; d is its own root. Grants are kept per root, as the store does."""
 
     def __init__(self) -> None:
         self.parents = {"b": "a", "c": "a"}
@@ -36,8 +36,12 @@ def service(**kw):
     return PermissionService(bus, **kw), events
 
 
+def replies(events):
+    return [(e.session_id, e.reply) for e in events if e.type == "permission.replied"]
+
+
 async def asked(svc: PermissionService, n: int = 1):
-    for _ in range(200):
+    for _ in range(400):
         if len(svc.pending()) >= n:
             return svc.pending()
         await asyncio.sleep(0.005)
@@ -48,6 +52,14 @@ def start(svc, session="a", agent="build", patterns=("npm test",), always=("npm 
     return asyncio.create_task(svc.ask(session, agent, "bash", list(patterns), always=list(always), ruleset=ruleset))
 
 
+async def cancel(*tasks):
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+# ---------------------------------------------------------------------------------------------- deciding at once
+
 async def test_all_allowed_returns_at_once_without_asking():
     svc, events = service()
     await svc.ask("a", "build", "read", ["src/a.py", "b.py"], ruleset=from_config({"read": "allow"}))
@@ -56,56 +68,114 @@ async def test_all_allowed_returns_at_once_without_asking():
 
 async def test_a_deny_on_any_pattern_refuses_even_when_another_would_ask():
     svc, events = service()
-    rules = from_config({"bash": {"*": "ask", "rm *": "deny"}})
+    rules = from_config({"*": "allow", "bash": {"*": "ask", "rm *": "deny"}, "edit": "deny"})
     with pytest.raises(DeniedError) as err:
-        await svc.ask("a", "build", "bash", ["ls", "rm -rf x"], ruleset=rules)
+        await svc.ask("a", "build", "bash", ["ls", "rm -rf x", "make"], ruleset=rules)
+    assert err.value.rules == [r for r in rules if r.permission in ("*", "bash")]
     assert '"rm *"' in str(err.value)
-    assert events == []
+    assert events == [] and svc.pending() == []
 
+
+async def test_a_call_with_no_patterns_is_asked_about():
+    svc, _ = service()
+    task = asyncio.create_task(svc.ask("a", "build", "read", [], ruleset=from_config({"read": "allow"})))
+    await asked(svc)
+    await cancel(task)
+
+
+async def test_always_ask_makes_a_person_decide_what_the_rules_allow_but_not_what_they_deny():
+    svc, _ = service()
+    rules = from_config({"bash": {"*": "allow", "rm *": "deny"}})
+    task = asyncio.create_task(svc.ask("a", "build", "bash", ["echo $(x"], ruleset=rules, always_ask=True))
+    await asked(svc)
+    await cancel(task)
+    with pytest.raises(DeniedError):
+        await svc.ask("a", "build", "bash", ["rm x"], ruleset=rules, always_ask=True)
+
+
+# ---------------------------------------------------------------------------------------------- asking a person
 
 async def test_an_ask_publishes_the_request_and_waits_for_once():
     svc, events = service()
-    task = start(svc)
+    task = asyncio.create_task(svc.ask("a", "build", "bash", ["npm test"], always=["npm test *"],
+                                       metadata={"command": "npm test"}, ruleset=ASK_BASH,
+                                       tool=ToolRef(message_id="msg_1", call_id="call_1")))
     [request] = await asked(svc)
-    assert events[0].type == "permission.asked" and events[0].request == request
+    assert [e.type for e in events] == ["permission.asked"] and events[0].request == request
+    assert request.id.startswith("per_") and (request.session_id, request.agent) == ("a", "build")
     assert request.patterns == ["npm test"] and request.always == ["npm test *"]
+    assert request.metadata == {"command": "npm test"} and request.tool.call_id == "call_1"
+    await asyncio.sleep(0.01)
     assert not task.done()
     svc.reply(request.id, "once")
     await task
-    assert events[-1].type == "permission.replied" and events[-1].reply == "once"
-    t2 = start(svc)  # once grants nothing for later
+    assert replies(events) == [("a", "once")] and svc.pending() == []
+    assert svc.grants("a") == []
+    again = start(svc)  # once grants nothing for later
     await asked(svc)
-    t2.cancel()
+    await cancel(again)
+
+
+async def test_pending_lists_all_requests_or_one_sessions():
+    svc, _ = service()
+    tasks = [start(svc, "a"), start(svc, "d"), start(svc, "a", patterns=["make"])]
+    await asked(svc, 3)
+    assert [r.session_id for r in svc.pending()] == ["a", "d", "a"]
+    assert [r.patterns for r in svc.pending("a")] == [["npm test"], ["make"]]
+    assert svc.pending("zzz") == []
+    await cancel(*tasks)
+
+
+async def test_always_grants_the_always_patterns_not_the_asked_ones():
+    svc, _ = service()
+    task = start(svc, patterns=["npm test -- -k slow"], always=["npm test *"])
+    svc.reply((await asked(svc))[0].id, "always")
+    await task
+    assert svc.grants("a") == [Grant(agent="build", permission="bash", pattern="npm test *")]
+    await svc.ask("a", "build", "bash", ["npm test --watch"], ruleset=ASK_BASH)
+    other = start(svc, patterns=["npm publish"])
+    await asked(svc)
+    await cancel(other)
 
 
 async def test_always_releases_other_pending_requests_of_the_same_tree_and_agent_only():
-    svc, _ = service(tree=Tree())
+    svc, events = service(tree=Tree())
     first = start(svc, "a", patterns=["npm test"])
     child = start(svc, "b", patterns=["npm test -- -k x"])
+    not_covered = start(svc, "c", patterns=["make"])
     other_agent = start(svc, "c", agent="explore", patterns=["npm test"])
     other_tree = start(svc, "d", patterns=["npm test"])
-    requests = await asked(svc, 4)
+    requests = await asked(svc, 5)
     svc.reply(requests[0].id, "always")
     await first
     await child
     await asyncio.sleep(0.01)
-    assert not other_agent.done() and not other_tree.done()
-    assert {r.session_id for r in svc.pending()} == {"c", "d"}
-    for task in (other_agent, other_tree):
-        task.cancel()
+    assert not any(t.done() for t in (not_covered, other_agent, other_tree))
+    assert [(r.session_id, r.agent) for r in svc.pending()] == [("c", "build"), ("c", "explore"), ("d", "build")]
+    assert replies(events) == [("a", "always"), ("b", "always")]
+    await cancel(not_covered, other_agent, other_tree)
 
 
 async def test_an_always_grant_is_scoped_to_the_agent_that_asked():
     svc, _ = service(tree=Tree())
     task = start(svc, "b", agent="explore")
-    [request] = await asked(svc)
-    svc.reply(request.id, "always")
+    svc.reply((await asked(svc))[0].id, "always")
     await task
-    assert svc.grants("a") == [Grant(agent="explore", permission="bash", pattern="npm test *")]
+    assert svc.grants("c") == [Grant(agent="explore", permission="bash", pattern="npm test *")]
     await svc.ask("c", "explore", "bash", ["npm test -x"], ruleset=ASK_BASH)  # same tree, same agent: allowed
     build = start(svc, "a", agent="build")
     await asked(svc)  # build still asks
-    build.cancel()
+    elsewhere = start(svc, "d", agent="explore")
+    await asked(svc, 2)  # and so does explore in another tree
+    await cancel(build, elsewhere)
+
+
+async def test_grants_come_after_the_ruleset_so_they_win_over_its_asks():
+    tree = Tree()
+    tree.saved["a"] = [Grant(agent="build", permission="bash", pattern="npm *")]
+    svc, events = service(tree=tree)
+    await svc.ask("b", "build", "bash", ["npm ci"], ruleset=from_config({"bash": {"npm *": "ask"}}))
+    assert events == []
 
 
 async def test_always_grants_are_persisted_and_seen_after_a_restart():
@@ -114,39 +184,57 @@ async def test_always_grants_are_persisted_and_seen_after_a_restart():
     task = start(svc, "b")
     svc.reply((await asked(svc))[0].id, "always")
     await task
-    assert tree.saved["a"] == [Grant(agent="build", permission="bash", pattern="npm test *")]
+    assert tree.saved == {"a": [Grant(agent="build", permission="bash", pattern="npm test *")]}
     fresh, events = service(tree=tree)
     await fresh.ask("c", "build", "bash", ["npm test --watch"], ruleset=ASK_BASH)
     assert events == []
+    assert fresh.grants("b") == tree.saved["a"]
 
 
 async def test_reject_cascades_to_the_other_requests_of_the_same_session_only():
-    svc, events = service()
-    one, two, other = start(svc, "a"), start(svc, "a", patterns=["make"]), start(svc, "d")
-    requests = await asked(svc, 3)
+    svc, events = service(tree=Tree())
+    one, two = start(svc, "a"), start(svc, "a", agent="explore", patterns=["make"])
+    child, other = start(svc, "b"), start(svc, "d")
+    requests = await asked(svc, 4)
     svc.reply(requests[0].id, "reject")
     with pytest.raises(RejectedError) as err:
         await one
     assert not isinstance(err.value, CorrectedError)
-    with pytest.raises(RejectedError):
+    with pytest.raises(RejectedError) as err:
         await two
-    assert [r.session_id for r in svc.pending()] == ["d"]
-    assert [e.reply for e in events if e.type == "permission.replied"] == ["reject", "reject"]
-    other.cancel()
+    assert not isinstance(err.value, CorrectedError)
+    assert [r.session_id for r in svc.pending()] == ["b", "d"]
+    assert replies(events) == [("a", "reject"), ("a", "reject")]
+    await cancel(child, other)
 
 
-async def test_reject_with_a_message_reaches_the_model_as_feedback():
-    svc, _ = service()
-    task = start(svc)
-    svc.reply((await asked(svc))[0].id, "reject", "use the staging bucket instead")
+async def test_reject_with_a_message_reaches_the_model_as_feedback_and_the_others_get_a_plain_reject():
+    svc, events = service()
+    task, sibling = start(svc), start(svc, patterns=["make"])
+    requests = await asked(svc, 2)
+    svc.reply(requests[0].id, "reject", "use the staging bucket instead")
     with pytest.raises(CorrectedError) as err:
         await task
+    assert err.value.feedback == "use the staging bucket instead"
     assert str(err.value).endswith("with the following feedback: use the staging bucket instead")
+    with pytest.raises(RejectedError) as err:
+        await sibling
+    assert not isinstance(err.value, CorrectedError)
+    assert [e.message for e in events if e.type == "permission.replied"] == ["use the staging bucket instead", None]
+
+
+async def test_an_empty_message_is_a_plain_reject():
+    svc, _ = service()
+    task = start(svc)
+    svc.reply((await asked(svc))[0].id, "reject", "")
+    with pytest.raises(RejectedError) as err:
+        await task
+    assert not isinstance(err.value, CorrectedError)
 
 
 async def test_replying_to_an_unknown_or_answered_request_is_not_found():
     svc, _ = service()
-    with pytest.raises(NotFoundError):
+    with pytest.raises(NotFoundError, match="permission request 'per_nope' not found"):
         svc.reply("per_nope", "once")
     task = start(svc)
     [request] = await asked(svc)
@@ -160,43 +248,104 @@ async def test_replying_to_an_unknown_or_answered_request_is_not_found():
 
 async def test_closing_rejects_whatever_is_pending():
     svc, events = service()
+    tasks = [start(svc, "a"), start(svc, "d")]
+    await asked(svc, 2)
+    svc.close()
+    for task in tasks:
+        with pytest.raises(RejectedError):
+            await task
+    assert svc.pending() == []
+    assert [(e.reply, e.reason) for e in events if e.type == "permission.replied"] == [("reject", "closed")] * 2
+
+
+# ---------------------------------------------------------------------------------------------- nobody to ask
+
+async def test_a_policy_allowing_lets_the_call_through_and_says_why():
+    seen = []
+    svc, events = service(policy=lambda request: seen.append(request) or "allow")
+    await svc.ask("a", "build", "bash", ["make"], ruleset=ASK_BASH)
+    assert [r.patterns for r in seen] == [["make"]]
+    assert [e.type for e in events] == ["permission.replied"]
+    assert events[0].reply == "once" and "policy" in events[0].reason
+
+
+async def test_a_policy_refusing_tells_the_model_it_was_the_policy():
+    svc, events = service(policy=lambda request: "deny")
+    with pytest.raises(RejectedError, match="policy") as err:
+        await svc.ask("a", "build", "bash", ["make"], ruleset=ASK_BASH)
+    assert not isinstance(err.value, CorrectedError)
+    assert events[-1].reply == "reject" and "policy" in events[-1].reason
+    assert svc.pending() == []
+
+
+async def test_a_policy_is_consulted_only_when_a_person_would_be_asked():
+    seen = []
+    svc, _ = service(policy=lambda request: seen.append(request) or "allow")
+    await svc.ask("a", "build", "read", ["x"], ruleset=from_config({"read": "allow"}))
+    with pytest.raises(DeniedError):
+        await svc.ask("a", "build", "read", ["x"], ruleset=from_config({"read": "deny"}))
+    assert seen == []
+
+
+@pytest.mark.parametrize("answer", [None, "ask"])
+async def test_a_policy_without_an_answer_leaves_it_to_a_person(answer):
+    svc, _ = service(policy=lambda request: answer)
     task = start(svc)
     await asked(svc)
-    svc.close()
-    with pytest.raises(RejectedError):
-        await task
-    assert events[-1].reason == "closed"
-
-
-async def test_a_policy_decides_for_runs_with_nobody_to_ask():
-    allow, events = service(policy=lambda request: "allow")
-    await allow.ask("a", "build", "bash", ["make"], ruleset=ASK_BASH)
-    assert events[-1].reply == "once" and "policy" in events[-1].reason
-    deny, events = service(policy=lambda request: "deny")
-    with pytest.raises(RejectedError, match="nobody to approve"):
-        await deny.ask("a", "build", "bash", ["make"], ruleset=ASK_BASH)
-    assert events[-1].reply == "reject"
-    ask_anyway, _ = service(policy=lambda request: None)
-    task = start(ask_anyway)
-    await asked(ask_anyway)
-    task.cancel()
+    await cancel(task)
 
 
 async def test_an_unanswered_request_times_out_as_a_rejection():
     svc, events = service(timeout_s=0.05)
-    with pytest.raises(RejectedError, match="in time"):
+    with pytest.raises(RejectedError, match="within 0.05 s"):
         await svc.ask("a", "build", "bash", ["make"], ruleset=ASK_BASH)
-    assert svc.pending() == [] and "timed out" in events[-1].reason
+    assert svc.pending() == []
+    assert [(e.reply, e.reason) for e in events if e.type == "permission.replied"] == [("reject", "timeout")]
 
+
+async def test_an_answer_in_time_cancels_the_timeout():
+    svc, events = service(timeout_s=0.1)
+    task = start(svc)
+    svc.reply((await asked(svc))[0].id, "once")
+    await task
+    await asyncio.sleep(0.15)
+    assert replies(events) == [("a", "once")]
+
+
+# ---------------------------------------------------------------------------------------------- threads, cancel
 
 async def test_a_reply_from_another_thread_resolves_the_waiting_ask():
+    svc, events = service(tree=Tree())
+    task, sibling = start(svc, "a"), start(svc, "b", patterns=["npm test -x"])
+    requests = await asked(svc, 2)
+    errors = []
+
+    def click():
+        svc.reply(requests[0].id, "always")
+        try:
+            svc.reply("per_gone", "once")
+        except NotFoundError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=click)
+    thread.start()
+    while thread.is_alive():
+        await asyncio.sleep(0.005)  # the loop keeps running while the click is handled
+    await asyncio.wait_for(asyncio.gather(task, sibling), 2)
+    assert len(errors) == 1
+    assert replies(events) == [("a", "always"), ("b", "always")]
+    assert svc.grants("a") == [Grant(agent="build", permission="bash", pattern="npm test *")]
+
+
+async def test_a_reject_from_another_thread_reaches_the_waiting_ask():
     svc, _ = service()
     task = start(svc)
     [request] = await asked(svc)
-    thread = threading.Thread(target=svc.reply, args=(request.id, "once"))
+    thread = threading.Thread(target=svc.reply, args=(request.id, "reject", "not now"))
     thread.start()
     thread.join()
-    await asyncio.wait_for(task, 2)
+    with pytest.raises(CorrectedError, match="not now"):
+        await asyncio.wait_for(task, 2)
 
 
 async def test_a_stopped_ask_leaves_nothing_pending_and_closes_its_prompt():
@@ -208,3 +357,8 @@ async def test_a_stopped_ask_leaves_nothing_pending_and_closes_its_prompt():
         await task
     assert svc.pending() == []
     assert events[-1].reply == "reject" and events[-1].reason == "aborted"
+
+
+def test_rules_and_grants_are_the_same_shape():
+    assert Grant(agent="build", permission="bash", pattern="ls *").rule() == Rule(
+        permission="bash", pattern="ls *", action="allow")
