@@ -307,7 +307,7 @@ class SessionLoop:
         if state.instructions is None:
             paths = system.find_instruction_files(
                 self.ws.directory, self.ws.root, global_dir=self.ws.loaded.global_dir,
-                extra=self.ws.config.instructions,
+                extra=[str(p) for p in self.ws.loaded.instruction_files],  # resolved where they were written
             )
             state.instructions = system.instruction_blocks(paths)
         return system.assemble(model_id=model_id, agent_prompt=agent.prompt, environment=env,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -21,6 +22,8 @@ class Stream:
     """(event name or None, data: dict or the raw string); OpenAI streams end with a raw "[DONE]"."""
     drop_after: int | None = None
     """Close the connection after this many events, without ending the response."""
+    delay_s: float = 0.0
+    """Pause before each event, to play a slow model."""
 
 
 @dataclass
@@ -72,6 +75,8 @@ class WireServer:
                 self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
                 for i, (name, data) in enumerate(response.events):
+                    if response.delay_s:
+                        time.sleep(response.delay_s)
                     if response.drop_after is not None and i >= response.drop_after:
                         self.wfile.flush()
                         self.close_connection = True

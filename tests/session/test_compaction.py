@@ -33,7 +33,7 @@ def long_session_model(steps: int):
 async def test_a_long_session_never_sends_a_request_over_the_context_limit(make):
     h = make(SMALL)
     (h.root / "big.txt").write_text("\n".join(f"row {i}: " + "value " * 8 for i in range(5000)))
-    h.model.respond = long_session_model(60)
+    h.model.respond = long_session_model(150)
     final = await h.prompt("Read big.txt window by window.")
     assert final.finish == "stop"
     model = h.ws.providers.resolve("scripted/demo")[1]

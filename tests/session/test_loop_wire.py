@@ -21,10 +21,10 @@ def wire():
     server.close()
 
 
-def configured(make, wire, provider):
+def configured(make, wire, provider, **config):
     base = wire.url if provider == "anthropic" else f"{wire.url}/v1"
     model = "anthropic/claude-sonnet-4-6" if provider == "anthropic" else "openai/gpt-5"
-    h = make({"model": model, "provider": {provider: {"api_key": "sk-test-key-789", "base_url": base}}})
+    h = make({"model": model, "provider": {provider: {"api_key": "sk-test-key-789", "base_url": base}}, **config})
     h.ws.loop.retry = RetryPolicy(base_s=0.01, cap_s=0.05)
     return h
 
@@ -66,3 +66,36 @@ async def test_an_auth_failure_ends_the_run_with_a_clear_error(make, wire):
     final = await h.prompt("hi")
     assert final.error.kind == "auth" and "api_key" in final.error.message
     assert len(wire.received) == 1
+
+
+async def test_stop_during_a_real_stream_ends_within_half_a_second(make, wire):
+    import asyncio
+    import time
+
+    from tests.provider.wire import Stream
+
+    h = configured(make, wire, "anthropic")
+    slow = anthropic_stream({"text": "A very long answer, word by word. " * 20})
+    wire.queue(Stream(slow.events, delay_s=0.05), anthropic_stream({"text": "Title"}))
+    run = asyncio.create_task(h.prompt("Explain everything"))
+    while len(h.parts("text")) < 2:
+        await asyncio.sleep(0.02)
+    started = time.monotonic()
+    h.ws.abort(h.session.id)
+    final = await run
+    assert time.monotonic() - started < 0.5
+    assert final.finish == "aborted" and h.parts("text")[1].text.startswith("A ver")
+
+
+async def test_thinking_is_stored_as_reasoning_and_sent_back_with_its_signature(make, wire):
+    h = configured(make, wire, "anthropic", agent={"build": {"options": {"thinking": {"budget_tokens": 2048}}}})
+    wire.queue(anthropic_stream({"thinking": "The mean looks off.", "signature": "sig-xyz"},
+                                {"tool": "read", "id": "toolu_1", "json": json.dumps({"path": "stats.py"})},
+                                stop="tool_use"),
+               anthropic_stream({"text": "It divides by n - 1."}),
+               anthropic_stream({"text": "Mean bug"}))
+    await h.prompt("why?")
+    [reasoning] = h.parts("reasoning")
+    assert reasoning.text == "The mean looks off." and reasoning.metadata == {"signature": "sig-xyz"}
+    sent = wire.received[1].body["messages"][1]["content"][0]
+    assert sent == {"type": "thinking", "thinking": "The mean looks off.", "signature": "sig-xyz"}
