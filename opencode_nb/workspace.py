@@ -24,6 +24,7 @@ from .session.loop import SessionLoop
 from .session.models import AssistantMessage, Part
 from .session.service import SessionService
 from .session.store import SessionStore
+from .session.subtask import SubtaskRunner
 from .tool.base import Ask, ToolContext
 from .tool.registry import ToolRegistry, default_registry
 
@@ -81,6 +82,7 @@ class Workspace:
         self.providers = ProviderRegistry(self.config, self.env, base_dir=self.root)
         self.tools: ToolRegistry = default_registry()
         self.loop = SessionLoop(self)
+        self.subtasks = SubtaskRunner(self)
 
     async def prompt(
         self,
@@ -104,13 +106,13 @@ class Workspace:
 
     def tool_context(
         self, *, session_id: str, message_id: str, call_id: str, agent: str, ask: Ask,
-        update: Any = None,
+        update: Any = None, extra: dict[str, Any] | None = None,
     ) -> ToolContext:
         """What a tool call may use: the loop supplies the bound `ask` and `update`."""
         return ToolContext(
             session_id=session_id, message_id=message_id, call_id=call_id, agent=agent, directory=self.root,
             data_dir=self.data_dir, ask=ask, update=update or (lambda title, metadata: None),
-            todos=self.sessions, questions=self.questions,
+            todos=self.sessions, questions=self.questions, extra=dict(extra or {}),
         )
 
     @property

@@ -14,6 +14,7 @@ from typing import Any
 
 from .convert import to_llm_messages
 from .models import (
+    AgentPart,
     AssistantMessage,
     CompactionPart,
     MessageWithParts,
@@ -114,15 +115,15 @@ class History:
             return message.parent_id == user.id and message.finish is not None
         return message.finish is not None and message.finish != "tool-calls"
 
-    def pending_task(self) -> tuple[UserMessage, CompactionPart | SubtaskPart] | None:
-        """A compaction or subtask request on the newest user message that nothing has answered yet."""
+    def pending_task(self) -> tuple[UserMessage, CompactionPart | SubtaskPart | AgentPart] | None:
+        """A compaction, subtask or @agent request on the newest user message that nothing has answered yet."""
         user = self.last_user()
         if user is None:
             return None
         if self._last_assistant is not None and self._last_assistant.index > self.entries[user.id].index:
             return None
         for part in self.entries[user.id].parts.values():
-            if isinstance(part, CompactionPart | SubtaskPart):
+            if isinstance(part, CompactionPart | SubtaskPart | AgentPart):
                 return user, part
         return None
 

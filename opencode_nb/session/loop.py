@@ -32,9 +32,10 @@ from . import system
 from .compaction import Compactor
 from .events import SessionError, SessionIdle, SessionStatus
 from .history import History
+from .mentions import mention_parts
 from .models import AssistantMessage, CompactionPart, Part, TextPart, ToolPart, UserMessage, now
 from .processor import Processor, StepResult
-from .reminders import reminders
+from .reminders import plan_path, reminders
 from .title import TitleWriter
 
 if TYPE_CHECKING:
@@ -54,8 +55,8 @@ class RunState:
     recent_calls: list[str] = field(default_factory=list)
     environment: dict[str, str] = field(default_factory=dict)
     instructions: list[str] | None = None
-    setup: dict[tuple[str, str], tuple[Any, dict[str, Any], list[str], list[str]]] = field(default_factory=dict)
-    """Per (agent, user message): ruleset, tools, system blocks and reminders, which its steps share."""
+    setup: dict[tuple[str, str], tuple[Any, ...]] = field(default_factory=dict)
+    """Per (agent, user message): ruleset, tools, system blocks, reminders and tool specs, which its steps share."""
     cost: float = 0.0
     """Spent in this run; added to the session once, when the run ends."""
 
@@ -84,8 +85,12 @@ class SessionLoop:
         tools: dict[str, bool] | None = None,
         system_prompt: str | None = None,
         synthetic: bool = False,
+        mention_agents: bool = True,
     ) -> AssistantMessage | None:
         """Append a user message and run the session until the answer is complete.
+
+        `@agent` mentions run that subagent first; a subagent's own prompt is run with `mention_agents`
+        off, so a task prompt that names an agent cannot start a chain of children.
 
         Returns:
             The last assistant message of the run (None if nothing was generated).
@@ -108,6 +113,9 @@ class SessionLoop:
             if text:
                 self.ws.sessions.add_part(TextPart(session_id=session_id, message_id=user.id, text=text,
                                                    synthetic=synthetic))
+                if not synthetic:
+                    for mention in mention_parts(self.ws, session_id, user.id, text, agents=mention_agents):
+                        self.ws.sessions.add_part(mention)
             for part in parts:
                 self.ws.sessions.add_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
             return await self._start(session_id)
@@ -210,13 +218,10 @@ class SessionLoop:
         return last
 
     async def _run_task(self, state: RunState, user: UserMessage, task: Any) -> AssistantMessage | None:
-        """Compaction and subtask requests on a user message are run before any model turn."""
+        """Compaction, subtask and @agent requests on a user message run before any model turn."""
         if isinstance(task, CompactionPart):
             return await self.compactor.compact(state, user, self.ws.agents.get(user.agent), auto=task.auto)
-        runner = getattr(self.ws, "run_subtask", None)
-        if runner is None:
-            raise OpencodeNbError("subtask parts need the task tool, which this workspace does not have")
-        return await runner(state, user, task)
+        return await self.ws.subtasks.run_part(state, user, task)
 
     async def _step(self, state: RunState, user: UserMessage, agent: AgentInfo, step: int) -> StepResult:
         model_id = self.model_for(user, agent)
@@ -225,10 +230,13 @@ class SessionLoop:
         setup = state.setup.get((agent.name, user.id))
         if setup is None:
             ruleset = merge(agent.permission, self.ws.sessions.get(state.session_id).permission)
-            setup = (ruleset, self.tools_for(agent, ruleset, user), self._system(state, agent, model_id, user),
-                     reminders(self.ws, state, agent))
+            tools_now = self.tools_for(agent, ruleset, user)
+            specs = [t.spec_for(agent, self.ws.agents) if hasattr(t, "spec_for") else t.spec()
+                     for t in tools_now.values()]
+            setup = (ruleset, tools_now, self._system(state, agent, model_id, user),
+                     reminders(self.ws, state, agent), specs)
             state.setup[(agent.name, user.id)] = setup
-        ruleset, tools, system_blocks, notes = setup
+        ruleset, tools, system_blocks, notes, specs = setup
         attempt = 0
         while True:
             messages = state.history.llm_messages()
@@ -246,7 +254,7 @@ class SessionLoop:
                 model=model,
                 system=system_blocks,
                 messages=messages,
-                tools=[tool.spec() for tool in tools.values()],
+                tools=specs,
                 temperature=agent.temperature,
                 top_p=agent.top_p,
                 max_tokens=model.output,
@@ -258,7 +266,7 @@ class SessionLoop:
                 message=assistant,
                 model=model,
                 tools=tools,
-                make_context=lambda part, a=agent, r=ruleset: self._context(state, part, a, r),
+                make_context=lambda part, a=agent, r=ruleset, m=model_id: self._context(state, user, part, a, r, m),
                 ask_doom_loop=partial(self._ask_doom_loop, state.session_id, agent),
                 tools_allowed=not last_step,
                 on_part=state.history.put_part,
@@ -313,7 +321,8 @@ class SessionLoop:
         return system.assemble(model_id=model_id, agent_prompt=agent.prompt, environment=env,
                                instructions=state.instructions, user_system=user.system)
 
-    def _context(self, state: RunState, part: ToolPart, agent: AgentInfo, ruleset: list[Any]) -> ToolContext:
+    def _context(self, state: RunState, user: UserMessage, part: ToolPart, agent: AgentInfo, ruleset: list[Any],
+                 model_id: str) -> ToolContext:
         session_id = state.session_id
 
         async def ask(permission: str, patterns: list[str], always: list[str] | None = None,
@@ -328,9 +337,20 @@ class SessionLoop:
             if processor is not None:
                 processor.update_running(part.call_id, title, metadata)
 
+        def switch_agent(name: str, text: str) -> None:
+            """A mode switch is a synthetic user message naming the agent that answers from now on."""
+            switch = UserMessage(session_id=session_id, agent=name, model=user.model, synthetic=True)
+            self.ws.sessions.add_message(switch)
+            state.history.put_message(switch)
+            note = TextPart(session_id=session_id, message_id=switch.id, text=text, synthetic=True)
+            self.ws.sessions.add_part(note)
+            state.history.put_part(note)
+
         return self.ws.tool_context(
             session_id=session_id, message_id=part.message_id, call_id=part.call_id, agent=agent.name,
             ask=ask, update=update,
+            extra={"tasks": self.ws.subtasks, "model": model_id, "switch_agent": switch_agent,
+                   "plan_path": plan_path(self.ws, session_id)},
         )
 
     async def _ask_doom_loop(self, session_id: str, agent: AgentInfo, tool: str, tool_input: dict[str, Any]) -> None:

@@ -225,13 +225,14 @@ class Processor:
             log.exception("tool %s failed", tool.id)
             self._error(self._tool_parts[call_id], tool_input, started, f"{type(exc).__name__}: {exc}")
             return
+        part = self._tool_parts[call_id]
         self._set(
-            self._tool_parts[call_id],
+            part,
             ToolCompleted(
                 input=tool_input,
                 output=result.output,
                 title=result.title,
-                metadata=result.metadata,
+                metadata={**_running_metadata(part), **result.metadata},  # live progress stays visible
                 attachments=list(result.attachments),
                 started_at=started,
             ),

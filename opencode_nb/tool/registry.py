@@ -37,11 +37,14 @@ def default_registry() -> ToolRegistry:
     from .glob import GlobTool
     from .grep import GrepTool
     from .list import ListTool
+    from .plan import PlanEnterTool, PlanExitTool
     from .question import QuestionTool
     from .read import ReadTool
+    from .task import TaskTool
     from .todo import TodoReadTool, TodoWriteTool
     from .webfetch import WebFetchTool
     from .write import WriteTool
 
     return ToolRegistry([ReadTool(), WriteTool(), EditTool(), ListTool(), GlobTool(), GrepTool(), BashTool(),
-                         WebFetchTool(), TodoWriteTool(), TodoReadTool(), QuestionTool()])
+                         WebFetchTool(), TodoWriteTool(), TodoReadTool(), QuestionTool(), TaskTool(),
+                         PlanEnterTool(), PlanExitTool()])

@@ -1,0 +1,176 @@
+"""Running a subagent in a child session: for the task tool, for `@agent` mentions and for subtask parts.
+
+A child session's own rules: the parent session's denies (and its `external_directory` rules) carry
+down; todos are denied (they belong to the primary's conversation); `task` is denied unless the
+subagent's own rules mention it, so delegation cannot recurse without someone deciding it should.
+"always" grants are kept per agent, so what a person grants the child never reaches the parent.
+
+While the child runs, the parent's task call shows a live summary of the child's tool calls, built
+from the bus. Aborting the parent cancels the task call, which cancels the child's run in turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .. import id as ids
+from ..agent import AgentInfo
+from ..errors import NotFoundError, ToolError
+from ..permission.rules import Rule, Ruleset
+from .events import MessagePartUpdated
+from .models import (
+    AgentPart,
+    AssistantMessage,
+    Session,
+    StepFinishPart,
+    SubtaskPart,
+    TextPart,
+    ToolCompleted,
+    ToolErrored,
+    ToolPart,
+    ToolRunning,
+    UserMessage,
+    now,
+)
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
+    from .loop import RunState
+
+TASK_DESCRIPTION_WORDS = 5
+
+
+def child_rules(parent: Session, agent: AgentInfo) -> Ruleset:
+    inherited = [r for r in parent.permission if r.action == "deny" or r.permission == "external_directory"]
+    own = [Rule(permission="todowrite", pattern="*", action="deny"),
+           Rule(permission="todoread", pattern="*", action="deny")]
+    if not any(r.permission == "task" for r in agent.permission):
+        own.append(Rule(permission="task", pattern="*", action="deny"))
+    return Ruleset([*inherited, *own])
+
+
+class SubtaskRunner:
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+
+    async def run(self, *, parent_id: str, caller: str, description: str, prompt: str, agent: str,
+                  task_id: str | None = None, model: str | None = None,
+                  update: Callable[[str | None, dict[str, Any] | None], None] | None = None) -> tuple[str, str]:
+        """Run `agent` on `prompt` in a child of `parent_id`; returns (child session id, final text)."""
+        try:
+            info = self.ws.agents.get(agent)
+        except NotFoundError:
+            names = ", ".join(a.name for a in self.ws.agents.subagents())
+            raise ToolError(f"Unknown agent type: {agent} is not a valid agent type. Use one of: {names}.") from None
+        if not info.is_subagent:
+            raise ToolError(f"{agent} is a primary agent and cannot run as a subagent.")
+        parent = self.ws.sessions.get(parent_id)
+        child = self._existing(task_id, parent_id) or self.ws.sessions.create(
+            parent.directory, title=f"{description} (@{agent} subagent)", parent_id=parent_id,
+            permission=child_rules(parent, info))
+        tools: dict[str, dict[str, Any]] = {}
+
+        def follow(event: MessagePartUpdated) -> None:
+            part = event.part
+            if part.session_id != child.id or not isinstance(part, ToolPart):
+                return
+            state = part.state
+            tools[part.call_id] = {"tool": part.tool, "status": state.status,
+                                   "title": getattr(state, "title", "") or _title(state.input)}
+            if update is not None:
+                update(None, {"session_id": child.id, "agent": agent, "tools": list(tools.values())})
+
+        if update is not None:
+            update(description, {"session_id": child.id, "agent": agent, "tools": []})
+        off = self.ws.bus.subscribe(MessagePartUpdated, follow)
+        try:
+            final = await self.ws.loop.prompt(child.id, prompt, agent=agent, model=None if info.model else model,
+                                              mention_agents=False)
+        finally:
+            off()
+        if final is None:
+            raise ToolError(f"Task failed: the {agent} subagent gave no answer.")
+        if final.error is not None:
+            word = "cancelled" if final.error.kind == "aborted" else "failed"
+            raise ToolError(f"Task {word}: {final.error.message} (session_id: {child.id})")
+        texts = [p.text for m in self.ws.sessions.messages(child.id) if m.message.id == final.id
+                 for p in m.parts if isinstance(p, TextPart) and p.text.strip()]
+        return child.id, (texts[-1] if texts else "(The subagent finished without a text answer.)")
+
+    def _existing(self, task_id: str | None, parent_id: str) -> Session | None:
+        if not task_id:
+            return None
+        try:
+            session = self.ws.sessions.get(task_id)
+        except NotFoundError:
+            return None
+        return session if session.parent_id == parent_id else None
+
+    async def run_part(self, state: RunState, user: UserMessage, part: SubtaskPart | AgentPart) -> AssistantMessage:
+        """Run a subtask the person asked for (a command or an @mention): no task permission is asked.
+
+        The result is recorded as a task call of the primary agent, so the primary reads it next step.
+        """
+        sessions = self.ws.sessions
+        if isinstance(part, AgentPart):
+            prompt = "\n".join(p.text for p in state.history.parts(user.id) if isinstance(p, TextPart))
+            agent, description = part.name, " ".join(prompt.split()[:TASK_DESCRIPTION_WORDS]) or part.name
+        else:
+            prompt, agent, description = part.prompt, part.agent, part.description
+        caller = self.ws.agents.get(user.agent)
+        model_id = self.ws.loop.model_for(user, caller)
+        message = AssistantMessage(session_id=state.session_id, parent_id=user.id, agent=user.agent, model=model_id)
+        sessions.add_message(message)
+        state.history.put_message(message)
+        tool_input = {"description": description, "prompt": prompt, "subagent_type": agent}
+        started = now()
+        call = ToolPart(session_id=state.session_id, message_id=message.id, call_id=ids.ascending("tool"),
+                        tool="task", state=ToolRunning(input=tool_input, title=description, started_at=started))
+        self._put(state, call, add=True)
+
+        def update(title: str | None, metadata: dict[str, Any] | None) -> None:
+            nonlocal call
+            running = call.state
+            if isinstance(running, ToolRunning):
+                changes: dict[str, Any] = {"metadata": {**running.metadata, **(metadata or {})}}
+                if title:
+                    changes["title"] = title
+                call = call.model_copy(update={"state": running.model_copy(update=changes)})
+                self._put(state, call)
+
+        try:
+            child_id, text = await self.run(parent_id=state.session_id, caller=user.agent, description=description,
+                                            prompt=prompt, agent=agent, model=model_id, update=update)
+            metadata = dict(call.state.metadata) if isinstance(call.state, ToolRunning) else {}
+            call = call.model_copy(update={"state": ToolCompleted(
+                input=tool_input, output=f"{text}\n\n<task_metadata>\nsession_id: {child_id}\n</task_metadata>",
+                title=description, metadata=metadata, started_at=started)})
+        except ToolError as exc:
+            call = call.model_copy(update={"state": ToolErrored(input=tool_input, error=str(exc), started_at=started)})
+        except asyncio.CancelledError:
+            call = call.model_copy(update={"state": ToolErrored(input=tool_input, error="Tool execution aborted",
+                                                                metadata={"interrupted": True}, started_at=started)})
+            self._put(state, call)
+            message = message.model_copy(update={"finish": "aborted", "completed_at": now()})
+            sessions.update_message(message)
+            raise
+        self._put(state, call)
+        self._put(state, StepFinishPart(session_id=state.session_id, message_id=message.id, reason="tool-calls"),
+                  add=True)
+        message = message.model_copy(update={"finish": "tool-calls", "completed_at": now()})
+        sessions.update_message(message)
+        state.history.put_message(message)
+        return message
+
+    def _put(self, state: RunState, part: Any, add: bool = False) -> None:
+        (self.ws.sessions.add_part if add else self.ws.sessions.update_part)(part)
+        state.history.put_part(part)
+
+
+def _title(tool_input: dict[str, Any]) -> str:
+    for key in ("path", "command", "pattern", "url", "description"):
+        if key in tool_input:
+            return str(tool_input[key])
+    return ""
