@@ -16,6 +16,7 @@ from typing import Any
 
 from .agent import AgentRegistry
 from .bus import Bus
+from .command import CommandRunner
 from .config import LoadedConfig, load_config
 from .permission import PermissionService
 from .provider.registry import ProviderRegistry
@@ -83,6 +84,7 @@ class Workspace:
         self.tools: ToolRegistry = default_registry()
         self.loop = SessionLoop(self)
         self.subtasks = SubtaskRunner(self)
+        self.commands = CommandRunner(self)
 
     async def prompt(
         self,
@@ -99,6 +101,12 @@ class Workspace:
             The final assistant message (its `error` says why, if the run ended badly).
         """
         return await self.loop.prompt(session_id, text, agent=agent, model=model, parts=parts or (), **options)
+
+    async def command(
+        self, session_id: str, name: str, arguments: str = "", agent: str | None = None, model: str | None = None
+    ) -> AssistantMessage | str | None:
+        """Run the slash command `/name arguments`; `/help` and `/agents` return text without a model call."""
+        return await self.commands.run(session_id, name, arguments, agent=agent, model=model)
 
     def abort(self, session_id: str) -> bool:
         """Stop the session's run; what was produced so far stays. Returns whether anything was running."""

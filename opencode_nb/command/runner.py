@@ -1,0 +1,108 @@
+"""Running a slash command: `/name arguments` in a prompt.
+
+Configured and markdown commands override the built-ins of the same name. A command runs with its own
+agent and model when it names them, else the session's current ones. It runs as a subtask (in a child
+session, so the main context stays clean) when it says `subtask: true`, or when its agent is a
+subagent and it does not say `subtask: false`.
+
+`` !`cmd` `` in a template runs the shell command and inlines its output; the command line is checked
+against the agent's bash rules first, exactly like the bash tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import TYPE_CHECKING
+
+from ..config.schema import CommandConfig
+from ..errors import NotFoundError
+from ..session.models import AssistantMessage, CompactionPart, SubtaskPart
+from ..tool.shell import parse_command
+from .builtin import LOCAL, builtin_commands
+from .template import render_template
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
+
+SHELL = re.compile(r"!`([^`]+)`")
+SHELL_TIMEOUT_S = 60
+
+
+class CommandRunner:
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.commands: dict[str, CommandConfig] = {**builtin_commands(), **ws.loaded.commands}
+
+    def get(self, name: str) -> CommandConfig:
+        try:
+            return self.commands[name]
+        except KeyError:
+            known = ", ".join(f"/{n}" for n in sorted(self.commands))
+            raise NotFoundError("command", f"/{name}", f"available commands: {known}") from None
+
+    def help(self) -> str:
+        width = max(len(n) for n in self.commands) + 1
+        rows = sorted(self.commands.items())
+        return "\n".join(f"/{name:<{width}} {command.description or ''}".rstrip() for name, command in rows)
+
+    def agents(self) -> str:
+        default = self.ws.agents.default.name
+        return "\n".join(f"{'*' if a.name == default else ' '} {a.name:<15} {a.mode:<9} {a.description}"
+                         for a in self.ws.agents.list())
+
+    async def run(self, session_id: str, name: str, arguments: str = "", *, agent: str | None = None,
+                  model: str | None = None) -> AssistantMessage | str | None:
+        """Run `/name arguments`. Local commands (`/help`, `/agents`) return their text."""
+        command = self.get(name)
+        if name in LOCAL and name not in self.ws.loaded.commands:
+            return self.help() if name == "help" else self.agents()
+        current = agent or self.ws.loop._last_agent(session_id) or self.ws.agents.default.name
+        if name == "compact" and name not in self.ws.loaded.commands:
+            part = CompactionPart(session_id=session_id, message_id="pending", auto=False)
+            return await self.ws.loop.prompt(session_id, "", agent=current, model=model, parts=[part])
+        target = self.ws.agents.get(command.agent or current)
+        text = render_template(command.template, arguments)
+        text = await self.expand_shell(session_id, target.name, text)
+        chosen_model = command.model or target.model or model
+        subtask = command.subtask is True or (target.mode == "subagent" and command.subtask is not False)
+        if subtask:
+            part = SubtaskPart(session_id=session_id, message_id="pending", prompt=text, agent=target.name,
+                               description=command.description or f"/{name}", model=chosen_model, command=name)
+            primary = current if self.ws.agents.get(current).is_primary else self.ws.agents.default.name
+            return await self.ws.loop.prompt(session_id, f"/{name} {arguments}".strip(), agent=primary, model=model,
+                                             parts=[part], mention_agents=False)
+        return await self.ws.loop.prompt(session_id, text, agent=target.name, model=chosen_model)
+
+    async def expand_shell(self, session_id: str, agent: str, text: str) -> str:
+        """Replace each `` !`cmd` `` with the command's output, after the bash permission check."""
+        commands = SHELL.findall(text)
+        if not commands:
+            return text
+        rules = self.ws.agents.get(agent).permission
+        outputs = await asyncio.gather(*(self._shell(session_id, agent, rules, c) for c in commands))
+        for command, output in zip(commands, outputs, strict=True):
+            text = text.replace(f"!`{command}`", output, 1)
+        return text
+
+    async def _shell(self, session_id: str, agent: str, rules: list, command: str) -> str:
+        parsed = parse_command(command)
+        await self.ws.permissions.ask(session_id, agent, "bash", parsed.patterns, always=parsed.always,
+                                      metadata={"command": command, "source": "command template"}, ruleset=rules,
+                                      always_ask=not parsed.parsed)
+        proc = await asyncio.create_subprocess_exec(
+            "bash", "-c", command, cwd=self.ws.root, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(), SHELL_TIMEOUT_S)
+        except BaseException:
+            proc.kill()
+            await proc.wait()
+            raise
+        return out.decode(errors="replace").strip()
+
+
+def parse_slash(text: str) -> tuple[str, str] | None:
+    """`/name rest` at the start of a prompt, as (name, rest); None when the prompt is not a command."""
+    match = re.match(r"\s*/([\w][\w./-]*)(?:\s+(.*))?\s*$", text, re.S)
+    return (match.group(1), (match.group(2) or "").strip()) if match else None
