@@ -1,16 +1,25 @@
 import io
+import re
 
 from opencode_nb.demo import demo
 
 
-async def test_the_demo_runs_a_whole_session_offline_and_prints_a_readable_transcript():
+async def test_the_demo_runs_a_whole_multi_agent_session_offline_with_a_readable_transcript():
     out = io.StringIO()
     assert await demo(out=out) == 0
     text = out.getvalue()
     assert "you: The average temperature in summarise() looks too high." in text
-    assert "✓ read README.md" in text and "✓ grep def (mean|summarise)" in text
+    # delegation: the child's work is printed nested under the task call
+    assert "  ▸ task @explore — Survey the project" in text
+    assert re.search(r"\n {6}task prompt: Survey this small Python project", text)
+    assert re.search(r"\n {8}✓ grep def \(mean\|median\|summarise\)", text)
+    assert "  ✓ task Survey the project" in text
+    # plan mode, entered and left with the person's consent
+    assert "Switch to the plan agent" in text and "the demo's policy answers: Yes" in text
+    assert re.search(r"plan asks for edit: \.opencode/plans/\S+\.md", text)
+    assert "plan: The plan is written." in text and "(mode switch) The plan at .opencode/plans/" in text
+    # the change itself, behind a permission ask, then verified
     assert "? build asks for edit: stats.py — the demo's policy answers: allow once" in text
-    assert "✓ edit stats.py" in text and "✓ bash Run the project's self-check" in text
-    assert "all checks passed" in text
+    assert "✓ bash Run the project's self-check" in text and "all checks passed" in text
     assert "[x] Run the self-check" in text
-    assert "agent: Fixed:" in text and "tokens" in text
+    assert "build: Fixed:" in text and "tokens" in text

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..permission.events import PermissionAsked
-from .script import DEMO_PROMPT, demo_turns
+from ..question.events import QuestionAsked
+from .script import DEMO_PROMPT, DemoModel
 from .transcript import Transcript
 
 DEMO_PERMISSIONS = {"edit": "ask", "bash": {"*": "ask", "python *": "allow", "ls *": "allow"}}
@@ -32,7 +33,7 @@ async def demo(model: str | None = None, *, keep: bool = False, out: TextIO | No
     config: dict[str, Any] = {"model": model or "scripted/demo", "permission": DEMO_PERMISSIONS}
     ws = Workspace(project, config, data_dir=workdir / "data")
     if model is None:
-        ws.providers.register("scripted", Scripted(demo_turns()))
+        ws.providers.register("scripted", Scripted(respond=DemoModel()))
     transcript = Transcript(ws.bus, out)
 
     def policy(event: Any) -> None:
@@ -41,7 +42,14 @@ async def demo(model: str | None = None, *, keep: bool = False, out: TextIO | No
                           " — the demo's policy answers: allow once")
         asyncio.get_running_loop().call_soon(ws.permissions.reply, request.id, "once")
 
+    def answer(event: Any) -> None:
+        request = event.request
+        for question in request.questions:
+            transcript._print(f"  ? {request.agent} asks: {question.question} — the demo's policy answers: Yes")
+        asyncio.get_running_loop().call_soon(ws.questions.reply, request.id, [["Yes"] for _ in request.questions])
+
     ws.bus.subscribe(PermissionAsked, policy)
+    ws.bus.subscribe(QuestionAsked, answer)
     try:
         session = ws.sessions.create(str(project), title="")
         transcript._print(f"opencode-nb demo — project copy in {project}")
