@@ -213,3 +213,35 @@ async def test_declining_plan_mode_is_a_result_the_model_reads(h):
     h.script({"tool_calls": [{"name": "plan_enter", "input": {}}]}, {"text": "Staying in build mode."})
     final = await h.prompt("go")
     assert final.agent == "build" and "chose not to switch" in h.tool_parts()[0].state.error
+
+
+async def test_a_child_inherits_the_parent_sessions_denies(h):
+    from opencode_nb.permission import Rule
+
+    h.ws.sessions.update(h.ws.sessions.get(h.session.id),
+                         permission=[Rule(permission="grep", pattern="*", action="deny")])
+    model = ByAgent(build=[{"tool_calls": [task("Look", "grep for mean")]}, {"text": "ok"}],
+                    explore=[{"text": "no grep for me"}])
+    h.model.respond = model
+    await h.prompt("go")
+    assert "grep" not in [t.name for t in model.seen["explore"][0].tools]
+    assert "glob" in [t.name for t in model.seen["explore"][0].tools]
+
+
+async def test_an_always_grant_inside_a_child_does_not_reach_the_parent(make):
+    h = make({"permission": {"webfetch": "ask"}})
+    asked = []
+
+    def on_ask(event):
+        asked.append(event.request)
+        reply = "always" if event.request.agent == "explore" else "reject"
+        asyncio.get_running_loop().call_soon(h.ws.permissions.reply, event.request.id, reply)
+
+    h.ws.bus.subscribe("permission.asked", on_ask)
+    fetch = {"name": "webfetch", "input": {"url": "http://127.0.0.1:9/doc"}}
+    model = ByAgent(build=[{"tool_calls": [task("Fetch", "fetch the doc")]}, {"tool_calls": [fetch]},
+                           {"text": "done"}],
+                    explore=[{"tool_calls": [fetch]}, {"text": "fetched"}])
+    h.model.respond = model
+    await h.prompt("go")
+    assert [(r.agent, r.permission) for r in asked] == [("explore", "webfetch"), ("build", "webfetch")]
