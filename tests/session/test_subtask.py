@@ -245,3 +245,12 @@ async def test_an_always_grant_inside_a_child_does_not_reach_the_parent(make):
     h.model.respond = model
     await h.prompt("go")
     assert [(r.agent, r.permission) for r in asked] == [("explore", "webfetch"), ("build", "webfetch")]
+
+
+async def test_declining_to_leave_plan_mode_keeps_planning(h):
+    h.ws.bus.subscribe("question.asked", lambda e: asyncio.get_running_loop().call_soon(
+        h.ws.questions.reply, e.request.id, [["No"]]))
+    h.script({"tool_calls": [{"name": "plan_exit", "input": {}}]}, {"text": "What should change in the plan?"})
+    final = await h.prompt("plan it", agent="plan")
+    assert final.agent == "plan" and "keep planning" in h.tool_parts()[0].state.error
+    assert [m.message.agent for m in h.ws.sessions.messages(h.session.id) if m.message.role == "user"] == ["plan"]
