@@ -76,7 +76,8 @@ class ProviderError(OpencodeNbError):
         self.status = status
         self.retry_after_s = retry_after_s
         self.kind = kind
-        """rate_limit, overloaded, server, connection, auth, bad_request, context_overflow or provider."""
+        """rate_limit, overloaded, server, connection (retryable); auth, quota, bad_request, content_filter,
+        context_overflow or provider (not)."""
         super().__init__(message)
 
 

@@ -3,6 +3,7 @@
 from .base import Provider
 from .catalog import Cost, ModelInfo, cost, model_info
 from .events import (
+    FinishReason,
     ProviderEvent,
     ReasoningDelta,
     ReasoningEnd,
@@ -14,6 +15,7 @@ from .events import (
 )
 from .registry import ProviderRegistry
 from .request import (
+    FileBlock,
     ImageBlock,
     LLMMessage,
     LLMRequest,
@@ -28,6 +30,8 @@ from .scripted import Scripted, Turn
 
 __all__ = [
     "Cost",
+    "FileBlock",
+    "FinishReason",
     "ImageBlock",
     "LLMMessage",
     "LLMRequest",

@@ -6,6 +6,7 @@ config `provider.<id>.models.<model>` overrides any figure.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,6 +15,8 @@ from ..config.schema import ModelConfig
 
 
 class Cost(BaseModel):
+    """US dollars per million tokens."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
     input: float = 0.0
     output: float = 0.0
@@ -28,10 +31,14 @@ class ModelInfo(BaseModel):
     provider_id: str
     name: str = ""
     context: int = 128_000
+    """Context window in tokens; unknown models get this conservative figure."""
     output: int = 8_192
+    """Maximum output tokens per request."""
     cost: Cost = Field(default_factory=Cost)
     reasoning: bool = False
+    """The model thinks before answering (OpenAI: takes `max_completion_tokens`, no temperature)."""
     options: dict[str, Any] = Field(default_factory=dict)
+    """Request options for every call to this model (e.g. `thinking`, `reasoning_effort`)."""
 
     @property
     def full_id(self) -> str:
@@ -71,16 +78,25 @@ KNOWN: dict[str, dict[str, dict[str, Any]]] = {
     "scripted": {"demo": _m(200_000, 8_192, 0.0, 0.0, 0.0, 0.0)},
 }
 ALIASES = {"claude-sonnet-4": "claude-sonnet-4-0", "claude-3-7-sonnet": "claude-3-7-sonnet-latest",
-           "claude-3-5-haiku": "claude-3-5-haiku-latest"}
+           "claude-3-5-haiku": "claude-3-5-haiku-latest", "claude-opus-4-1-latest": "claude-opus-4-1"}
+SNAPSHOT = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
+"""A dated snapshot (`claude-sonnet-4-5-20250929`, `gpt-4o-2024-08-06`) has its family's figures."""
+
+
+def _known(table: dict[str, dict[str, Any]], model_id: str) -> dict[str, Any]:
+    for candidate in (model_id, SNAPSHOT.sub("", model_id)):
+        found = table.get(candidate) or table.get(ALIASES.get(candidate, ""))
+        if found is not None:
+            return found
+    return {}
 
 
 def model_info(provider_id: str, model_id: str, family: str | None = None,
                override: ModelConfig | None = None) -> ModelInfo:
     """Catalog figures for a model (looked up under its provider type `family`), with config on top."""
-    table = KNOWN.get(family or provider_id, {})
-    base = dict(table.get(model_id) or table.get(ALIASES.get(model_id, "")) or {})
+    base = {"name": model_id, **_known(KNOWN.get(family or provider_id, {}), model_id)}
     if override is not None:
-        data = override.model_dump(exclude_none=True, exclude_defaults=True)
+        data = override.model_dump(exclude_none=True, exclude_unset=True)  # an explicit 0 counts
         if "cost" in data:
             base["cost"] = {**base.get("cost", {}), **data.pop("cost")}
         base.update(data)
@@ -88,7 +104,11 @@ def model_info(provider_id: str, model_id: str, family: str | None = None,
 
 
 def cost(usage: Any, model: ModelInfo) -> float:
-    """Dollars for one response. `usage.input` excludes cached tokens, which are priced on their own."""
+    """Dollars for one response.
+
+    `usage.input` excludes cached tokens and `usage.output` excludes reasoning (each provider subtracts
+    them where its API counts them inside the totals), so every token is priced exactly once.
+    """
     c = model.cost
     return (usage.input * c.input + (usage.output + usage.reasoning) * c.output
             + usage.cache_read * c.cache_read + usage.cache_write * c.cache_write) / 1_000_000

@@ -1,10 +1,16 @@
-"""The one stream of events every provider produces, whatever its wire format."""
+"""The one stream of events every provider produces, whatever its wire format.
+
+A step streams text and reasoning deltas, announces each tool call as soon as its name is known
+(`ToolCallStart`), delivers it whole once its input is complete (`ToolCall`), and always ends with
+exactly one `StepFinish`. A failure is never an event: it is raised as a `ProviderError`.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 
 class _Event(BaseModel):
@@ -15,7 +21,9 @@ class Usage(_Event):
     input: int = 0
     """Prompt tokens not read from or written to the cache."""
     output: int = 0
+    """Output tokens, reasoning excluded when the provider reports it apart."""
     reasoning: int = 0
+    """Output tokens spent on reasoning (priced as output)."""
     cache_read: int = 0
     cache_write: int = 0
 
@@ -31,7 +39,11 @@ class ReasoningDelta(_Event):
 
 
 class ReasoningEnd(_Event):
-    """A reasoning block ended; `metadata` holds what must be sent back with it (e.g. a signature)."""
+    """A reasoning block ended; `metadata` holds what must be sent back with it.
+
+    Anthropic: `{"signature": ...}` for thinking, `{"redacted": data}` for a redacted block, which has no
+    text at all (so this event can come without any `ReasoningDelta` before it).
+    """
 
     type: Literal["reasoning-end"] = "reasoning-end"
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -68,12 +80,11 @@ class StepFinish(_Event):
 ProviderEvent = Annotated[
     TextDelta | ReasoningDelta | ReasoningEnd | ToolCallStart | ToolCall | StepFinish, Field(discriminator="type")
 ]
+provider_event_adapter: TypeAdapter[ProviderEvent] = TypeAdapter(ProviderEvent)
 
 
 def parse_tool_input(name: str, call_id: str, raw: str) -> ToolCall:
     """A tool call from the raw JSON text the model wrote; malformed JSON becomes an error, not an exception."""
-    import json
-
     text = raw.strip() or "{}"
     try:
         value = json.loads(text)

@@ -2,12 +2,13 @@
 
 Providers are built on first use, so a workspace that never talks to Anthropic never imports its SDK.
 API keys come from config (`provider.<id>.api_key`, usually `{env:...}`) or the provider's usual
-environment variable; they are handed to the SDK client and never stored, logged or shown.
+environment variable; they are handed to the SDK client and never stored here, logged or shown.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -18,14 +19,24 @@ from .catalog import KNOWN, ModelInfo, model_info
 
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 TYPES = ("anthropic", "openai", "openai-compatible", "scripted")
+_ENV_REF = re.compile(r"^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
 
 
 class ProviderRegistry:
     def __init__(self, config: Config, env: Mapping[str, str] | None = None, *, base_dir: Path | None = None) -> None:
+        """
+        Args:
+            config: the validated configuration (`provider.<id>` sections are read from it).
+            env: where default API keys are looked up; the process environment when None.
+            base_dir: the project root, against which a scripted provider's script path is resolved.
+        """
         self.config = config
-        self.env = dict(os.environ if env is None else env)
+        self._env = os.environ if env is None else env
         self.base_dir = base_dir
         self._providers: dict[str, Provider] = {}
+
+    def __repr__(self) -> str:
+        return f"ProviderRegistry(providers={sorted(self._providers)})"
 
     def register(self, provider_id: str, provider: Provider) -> None:
         """Use `provider` for every `provider_id/...` model (e.g. a `Scripted` in a notebook or test)."""
@@ -39,12 +50,17 @@ class ProviderRegistry:
         return provider_id, model
 
     def resolve(self, model_id: str) -> tuple[Provider, ModelInfo]:
+        """The provider serving `provider/model` (built on first use) and the model's figures.
+
+        Raises:
+            ConfigError: a malformed id, an unknown provider id, or an incomplete provider section.
+            ProviderError: no API key (kind `auth`); the message names the variable and the config key.
+        """
         provider_id, model = self.check_model_id(model_id)
         settings = self.config.provider.get(provider_id, ProviderConfig())
         kind = self._kind(provider_id, settings)
-        family = {"openai-compatible": "openai"}.get(kind, kind)
-        info = model_info(provider_id, model, family=family if kind != "openai-compatible" else None,
-                          override=settings.models.get(model))
+        family = None if kind in ("openai-compatible", "registered") else kind
+        info = model_info(provider_id, model, family=family, override=settings.models.get(model))
         if settings.options:
             info = info.model_copy(update={"options": {**settings.options, **info.options}})
         provider = self._providers.get(provider_id)
@@ -53,6 +69,13 @@ class ProviderRegistry:
             self._providers[provider_id] = provider
         return provider, info
 
+    def models(self) -> list[str]:
+        """Model ids we know figures for, plus configured ones, for `%agent models` and the CLI."""
+        out = [f"{p}/{m}" for p, table in KNOWN.items() for m in table]
+        for provider_id, settings in self.config.provider.items():
+            out += [f"{provider_id}/{m}" for m in settings.models if f"{provider_id}/{m}" not in out]
+        return out
+
     def _kind(self, provider_id: str, settings: ProviderConfig) -> str:
         if settings.type:
             return settings.type
@@ -60,7 +83,7 @@ class ProviderRegistry:
             return provider_id
         if provider_id in self._providers:
             return "registered"
-        known = sorted({*self.config.provider, *KEY_ENV, "scripted"})
+        known = sorted({*self.config.provider, *self._providers, *KEY_ENV, "scripted"})
         raise ConfigError(None, key=f"provider.{provider_id}",
                           hint=f"unknown provider {provider_id!r}; known: {', '.join(known)}. For another "
                           f"OpenAI-compatible server set provider.{provider_id}.type: openai-compatible and base_url")
@@ -73,35 +96,36 @@ class ProviderRegistry:
         if kind == "anthropic":
             from .anthropic import AnthropicProvider
 
-            return AnthropicProvider(api_key=self._key(provider_id, "anthropic", settings), base_url=settings.base_url)
+            key, hint = self._key(provider_id, "anthropic", settings)
+            return AnthropicProvider(api_key=key, base_url=settings.base_url, provider_id=provider_id, key_hint=hint)
         if kind in ("openai", "openai-compatible"):
             from .openai import OpenAIProvider
 
-            if kind == "openai-compatible" and not settings.base_url:
+            compatible = kind == "openai-compatible"
+            if compatible and not settings.base_url:
                 raise ConfigError(None, key=f"provider.{provider_id}.base_url",
                                   hint="an openai-compatible provider needs base_url, e.g. http://localhost:11434/v1")
-            key = self._key(provider_id, "openai", settings, required=kind == "openai")
-            return OpenAIProvider(api_key=key or "not-needed", base_url=settings.base_url)
+            key, hint = self._key(provider_id, "openai", settings, required=not compatible)
+            return OpenAIProvider(api_key=key, base_url=settings.base_url, provider_id=provider_id, key_hint=hint)
         raise ConfigError(None, key=f"provider.{provider_id}.type", hint=f"{kind!r} is not one of {', '.join(TYPES)}")
 
-    def _key(self, provider_id: str, family: str, settings: ProviderConfig, *, required: bool = True) -> str | None:
+    def _key(
+        self, provider_id: str, family: str, settings: ProviderConfig, *, required: bool = True
+    ) -> tuple[str | None, str]:
+        """The API key, and where a person should look when it is refused."""
+        config_key = f"provider.{provider_id}.api_key"
+        variable = KEY_ENV[family] if provider_id == family else None
         if settings.api_key:
-            return settings.api_key
-        variable = KEY_ENV[family]
-        key = self.env.get(variable) if provider_id == family else None
-        if key or not required:
-            return key
-        raise ProviderError(
-            f"No API key for {provider_id}: set {variable} or provider.{provider_id}.api_key in opencode.yaml "
-            f"(e.g. api_key: '{{env:{variable}}}').",
-            retryable=False, kind="auth",
-        )
-
-    def models(self) -> list[str]:
-        """Model ids we know figures for, plus configured ones, for `%agent models` and the CLI."""
-        out = [f"{p}/{m}" for p, table in KNOWN.items() for m in table]
-        for provider_id, settings in self.config.provider.items():
-            out += [f"{provider_id}/{m}" for m in settings.models if f"{provider_id}/{m}" not in out]
-        return out
-
-
+            ref = _ENV_REF.match(settings.api_key)
+            if ref is None:
+                return settings.api_key, f"{config_key} in opencode.yaml"
+            variable = ref.group(1)  # written in Python, not through the config loader: look it up here
+            if self._env.get(variable):
+                return self._env[variable], f"{variable} (named by {config_key})"
+        elif variable and self._env.get(variable):
+            return self._env[variable], f"{variable} or {config_key} in opencode.yaml"
+        hint = f"{variable} or {config_key} in opencode.yaml" if variable else f"{config_key} in opencode.yaml"
+        if not required:
+            return None, hint
+        example = f" (e.g. api_key: '{{env:{variable}}}')" if variable else ""
+        raise ProviderError(f"No API key for {provider_id}: set {hint}{example}.", retryable=False, kind="auth")

@@ -12,14 +12,15 @@ import inspect
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import id as ids
 from ..errors import ConfigError, ProviderError
 from .events import (
+    FinishReason,
     ProviderEvent,
     ReasoningDelta,
     ReasoningEnd,
@@ -44,12 +45,24 @@ class ScriptedCall(BaseModel):
 
 
 class ScriptedError(BaseModel):
+    """A failure to raise instead of finishing; kind and retryable follow from the status unless given."""
+
     model_config = ConfigDict(extra="forbid")
     message: str = "scripted failure"
     status: int | None = 500
-    retryable: bool = True
+    retryable: bool | None = None
     retry_after_s: float | None = None
-    kind: str = "server"
+    kind: str | None = None
+
+    def raise_it(self) -> NoReturn:
+        kind = self.kind or _KINDS.get(self.status or 0) or ("server" if (self.status or 0) >= 500 else "provider")
+        retryable = self.retryable if self.retryable is not None else kind in _RETRYABLE
+        raise ProviderError(self.message, retryable=retryable, status=self.status, retry_after_s=self.retry_after_s,
+                            kind=kind)
+
+
+_KINDS = {429: "rate_limit", 529: "overloaded", 401: "auth", 403: "auth", 400: "bad_request", 413: "context_overflow"}
+_RETRYABLE = {"rate_limit", "overloaded", "server", "connection"}
 
 
 class Turn(BaseModel):
@@ -57,18 +70,23 @@ class Turn(BaseModel):
     text: str = ""
     reasoning: str = ""
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
-    finish: str | None = None
-    delay: float = 0.0
+    finish: FinishReason | None = None
+    """Default: `tool-calls` when the turn calls tools, else `stop`."""
+    delay: float = Field(0.0, ge=0)
     """Seconds to wait before each chunk."""
-    usage: dict[str, int] | None = None
+    usage: Usage | None = None
+    """Reported usage; estimated at 4 characters a token when absent."""
     error: ScriptedError | None = None
     """Fail this request (after streaming the text, if any) instead of finishing it."""
 
 
 Respond = Callable[[LLMRequest], Any]
+"""`respond(request)` returns (or awaits to) the next turn: a `Turn`, a mapping, or just the text."""
 
 
 class Scripted:
+    """Replays `turns` in order, or asks `respond` for each turn; `requests` records what it was asked."""
+
     def __init__(self, turns: Sequence[Turn | dict[str, Any]] | None = None, respond: Respond | None = None) -> None:
         self.turns = [t if isinstance(t, Turn) else Turn.model_validate(t) for t in turns or []]
         self.respond = respond
@@ -78,22 +96,32 @@ class Scripted:
 
     @classmethod
     def from_config(cls, script: list[dict[str, Any]] | str | None, base_dir: Path | None = None) -> Scripted:
+        """From `provider.scripted.script`: a list of turns, or a YAML/JSON file of them (relative to `base_dir`)."""
+        key = "provider.scripted.script"
+        source: Path | None = None
         if isinstance(script, str):
-            path = Path(script).expanduser()
-            if not path.is_absolute() and base_dir is not None:
-                path = base_dir / path
+            source = Path(script).expanduser()
+            if not source.is_absolute() and base_dir is not None:
+                source = base_dir / source
             try:
-                text = path.read_text(encoding="utf-8")
+                text = source.read_text(encoding="utf-8")
+                script = json.loads(text) if source.suffix == ".json" else yaml.safe_load(text)
             except OSError as exc:
-                hint = f"cannot be read: {exc.strerror}"
-                raise ConfigError(path, key="provider.scripted.script", hint=hint) from None
-            script = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+                raise ConfigError(source, key=key, hint=f"cannot be read: {exc.strerror}") from None
+            except (ValueError, yaml.YAMLError) as exc:
+                raise ConfigError(source, key=key, hint=f"is not valid YAML/JSON: {exc}") from None
         if script is not None and not isinstance(script, list):
-            raise ConfigError(None, key="provider.scripted.script", hint="must be a list of turns")
-        try:
-            return cls(script or [])
-        except Exception as exc:
-            raise ConfigError(None, key="provider.scripted.script", hint=str(exc).splitlines()[0]) from None
+            raise ConfigError(source, key=key, hint="must be a list of turns, e.g. [{text: hello}]")
+        turns = []
+        for i, turn in enumerate(script or []):
+            try:
+                turns.append(Turn.model_validate(turn))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "turn"
+                raise ConfigError(source, key=f"{key}[{i}].{where}", hint=f"{first['msg']} (turn keys: "
+                                  f"{', '.join(Turn.model_fields)})") from None
+        return cls(turns)
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[ProviderEvent]:
         self.requests.append(request)
@@ -111,9 +139,7 @@ class Scripted:
             await _pause(turn.delay)
             yield TextDelta(text=chunk)
         if turn.error is not None:
-            e = turn.error
-            raise ProviderError(e.message, retryable=e.retryable, status=e.status, retry_after_s=e.retry_after_s,
-                                kind=e.kind)
+            turn.error.raise_it()
         for call in turn.tool_calls:
             await _pause(turn.delay)
             call_id = call.id or ids.ascending("tool")
@@ -121,13 +147,15 @@ class Scripted:
             raw = call.input if isinstance(call.input, str) else json.dumps(call.input)
             yield parse_tool_input(call.name, call_id, raw)
         finish = turn.finish or ("tool-calls" if turn.tool_calls else "stop")
-        yield StepFinish(reason=finish, usage=self._usage(turn, request))  # type: ignore[arg-type]
+        yield StepFinish(reason=finish, usage=self._usage(turn, request))
 
     def _usage(self, turn: Turn, request: LLMRequest) -> Usage:
         """The turn's usage, or an estimate (4 characters a token) of what a real model would report."""
         if turn.usage is not None:
-            return Usage(**turn.usage)
+            return turn.usage
         size = sum(len(s) for s in request.system)
+        if len(self._sizes) > 10_000:
+            self._sizes.clear()
         for message in request.messages:
             known = self._sizes.get(id(message))
             if known is None or known[0] is not message:
@@ -142,6 +170,8 @@ class Scripted:
             answer = self.respond(request)
             if inspect.isawaitable(answer):
                 answer = await answer
+            if isinstance(answer, str):
+                answer = {"text": answer}
             return answer if isinstance(answer, Turn) else Turn.model_validate(answer)
         if not self.turns:
             raise ProviderError("The scripted model has no more turns: add turns to the script (or a respond "

@@ -99,7 +99,7 @@ def _assistant(item: MessageWithParts, media: bool) -> list[LLMMessage]:
     for part in item.parts:
         if isinstance(part, TextPart) and part.text:
             content.append(TextBlock(text=part.text))
-        elif isinstance(part, ReasoningPart) and part.text:
+        elif isinstance(part, ReasoningPart) and (part.text or part.metadata):
             content.append(ReasoningBlock(text=part.text, metadata=part.metadata))
         elif isinstance(part, ToolPart):
             state = part.state

@@ -127,6 +127,9 @@ class Processor:
                 if self._reasoning is not None:
                     self._put(self._reasoning.model_copy(update={"metadata": metadata, "ended_at": now()}))
                     self._reasoning = None
+                elif metadata:  # redacted or hidden thinking: no text, but it must go back to the provider
+                    self._add(ReasoningPart(session_id=self.message.session_id, message_id=self.message.id,
+                                            metadata=metadata, started_at=now(), ended_at=now()))
             case ToolCallStart(id=call_id, name=name):
                 self._close_streams()
                 self._pending_part(call_id, name)

@@ -283,3 +283,30 @@ async def test_a_second_prompt_to_a_busy_session_waits_its_turn(h):
     messages = [m.message for m in h.ws.sessions.messages(h.session.id)]
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
     assert second.parent_id == messages[2].id
+
+
+async def test_redacted_thinking_is_kept_and_sent_back(h):
+    from opencode_nb.provider.events import ReasoningEnd, StepFinish, TextDelta, ToolCall, ToolCallStart
+
+    class Redacting:
+        def __init__(self):
+            self.requests = []
+
+        async def stream(self, request):
+            self.requests.append(request)
+            if len(self.requests) == 1:
+                yield ReasoningEnd(metadata={"redacted": "opaque-blob"})
+                yield ToolCallStart(id="c1", name="list")
+                yield ToolCall(id="c1", name="list", input={})
+                yield StepFinish(reason="tool-calls")
+            else:
+                yield TextDelta(text="done")
+                yield StepFinish(reason="stop")
+
+    provider = Redacting()
+    h.ws.providers.register("scripted", provider)
+    await h.prompt("go")
+    [reasoning] = h.parts("reasoning")
+    assert reasoning.text == "" and reasoning.metadata == {"redacted": "opaque-blob"}
+    sent = [b for m in provider.requests[1].messages if m.role == "assistant" for b in m.content]
+    assert sent[0].type == "reasoning" and sent[0].metadata == {"redacted": "opaque-blob"}
