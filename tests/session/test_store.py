@@ -1,9 +1,13 @@
+import logging
 import sqlite3
+import subprocess
+import sys
+import textwrap
 import threading
 
 import pytest
 
-from opencode_nb.errors import NotFoundError
+from opencode_nb.errors import NotFoundError, OpencodeNbError
 from opencode_nb.permission import Grant, Rule
 from opencode_nb.session.events import Todo
 from opencode_nb.session.models import (
@@ -29,7 +33,7 @@ from opencode_nb.session.models import (
     ToolRunning,
     UserMessage,
 )
-from opencode_nb.session.store import SessionStore
+from opencode_nb.session.store import SCHEMA_VERSION, SessionStore
 
 
 @pytest.fixture
@@ -40,26 +44,56 @@ def store(tmp_path):
 
 
 def new_session(store, directory="/p", parent_id=None, updated_at=None):
-    session = Session(directory=directory, parent_id=parent_id, title="t",
-                      **({"updated_at": updated_at} if updated_at else {}))
+    session = Session(
+        directory=directory, parent_id=parent_id, title="t", **({"updated_at": updated_at} if updated_at else {})
+    )
     store.create_session(session)
     return session
+
+
+def new_message(store, session):
+    message = UserMessage(session_id=session.id, agent="build")
+    store.add_message(message)
+    return message
+
+
+def raw_insert(store, sql, args):
+    """Write a row behind the store's back, as an older or newer opencode_nb might have."""
+    db = sqlite3.connect(store.path)
+    db.execute(sql, args)
+    db.commit()
+    db.close()
+
+
+def run_python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60, check=False
+    )
 
 
 def every_part(session_id: str, message_id: str):
     base = {"session_id": session_id, "message_id": message_id}
     return [
-        TextPart(**base, text="hello", synthetic=True),
+        TextPart(**base, text="hello", synthetic=True, started_at=1.0, ended_at=2.0),
         ReasoningPart(**base, text="hmm", metadata={"signature": "sig"}),
         ToolPart(**base, call_id="c1", tool="read", state=ToolPending(raw='{"pa')),
         ToolPart(**base, call_id="c2", tool="bash", state=ToolRunning(input={"command": "ls"}, metadata={"o": 1})),
-        ToolPart(**base, call_id="c3", tool="read", state=ToolCompleted(
-            input={"path": "a"}, output="1: x", started_at=1.0,
-            attachments=[Attachment(mime="image/png", url="data:image/png;base64,AA==")])),
+        ToolPart(
+            **base,
+            call_id="c3",
+            tool="read",
+            state=ToolCompleted(
+                input={"path": "a"},
+                output="1: x",
+                started_at=1.0,
+                compacted_at=3.0,
+                attachments=[Attachment(mime="image/png", url="data:image/png;base64,AA==", filename="a.png")],
+            ),
+        ),
         ToolPart(**base, call_id="c4", tool="edit", state=ToolErrored(input={}, error="boom", started_at=1.0)),
-        SubtaskPart(**base, prompt="look", description="survey", agent="explore"),
-        FilePart(**base, mime="text/plain", url="file:///a.txt", filename="a.txt"),
-        AgentPart(**base, name="explore"),
+        SubtaskPart(**base, prompt="look", description="survey", agent="explore", model="a/b", command="c"),
+        FilePart(**base, mime="text/plain", url="file:///a.txt", filename="a.txt", source="@a.txt"),
+        AgentPart(**base, name="explore", source="@explore"),
         CompactionPart(**base, auto=False),
         StepStartPart(**base),
         StepFinishPart(**base, reason="tool-calls", tokens=Tokens(input=3, cache_read=2), cost=0.5),
@@ -70,23 +104,63 @@ def every_part(session_id: str, message_id: str):
 
 def test_every_part_type_and_both_message_roles_round_trip(store):
     session = new_session(store)
-    user = UserMessage(session_id=session.id, agent="build", synthetic=True, tools={"bash": False})
-    reply = AssistantMessage(session_id=session.id, parent_id=user.id, agent="build", model="scripted/demo",
-                             error=MessageError(kind="aborted", message="stopped"), tokens=Tokens(output=4))
+    user = UserMessage(
+        session_id=session.id, agent="build", model="a/b", synthetic=True, tools={"bash": False}, system="extra"
+    )
+    reply = AssistantMessage(
+        session_id=session.id,
+        parent_id=user.id,
+        agent="build",
+        model="scripted/demo",
+        finish="aborted",
+        error=MessageError(kind="aborted", message="stopped", status=499),
+        tokens=Tokens(output=4, reasoning=1),
+        cost=0.25,
+        summary=True,
+        completed_at=9.0,
+    )
     store.add_message(user)
     store.add_message(reply)
     parts = every_part(session.id, reply.id)
+    assert {type(p).__name__ for p in parts} >= {
+        "TextPart",
+        "ReasoningPart",
+        "ToolPart",
+        "SubtaskPart",
+        "FilePart",
+        "AgentPart",
+        "CompactionPart",
+        "StepStartPart",
+        "StepFinishPart",
+        "PatchPart",
+        "RetryPart",
+    }
     for part in parts:
         store.add_part(part)
     [first, second] = store.messages(session.id)
     assert first.message == user and first.parts == []
     assert second.message == reply and second.parts == parts
+    assert store.get_message(user.id) == user and store.get_message(reply.id) == reply
+
+
+def test_messages_and_parts_come_back_in_creation_order_whatever_the_write_order(store):
+    session = new_session(store)
+    first, second = new_message(store, session), new_message(store, session)
+    early = [TextPart(session_id=session.id, message_id=m.id, text=f"{m.id} early") for m in (first, second)]
+    late = [TextPart(session_id=session.id, message_id=m.id, text=f"{m.id} late") for m in (first, second)]
+    for part in [*late, *reversed(early)]:
+        store.add_part(part)
+    history = store.messages(session.id)
+    assert [h.message.id for h in history] == [first.id, second.id]
+    assert [[p.text for p in h.parts] for h in history] == [
+        [f"{first.id} early", f"{first.id} late"],
+        [f"{second.id} early", f"{second.id} late"],
+    ]
 
 
 def test_an_updated_part_replaces_its_stored_version_in_place(store):
     session = new_session(store)
-    msg = UserMessage(session_id=session.id, agent="build")
-    store.add_message(msg)
+    msg = new_message(store, session)
     part = TextPart(session_id=session.id, message_id=msg.id, text="a")
     later = TextPart(session_id=session.id, message_id=msg.id, text="z")
     store.add_part(part)
@@ -95,9 +169,22 @@ def test_an_updated_part_replaces_its_stored_version_in_place(store):
     assert [p.text for p in store.messages(session.id)[0].parts] == ["abc", "z"]
 
 
+def test_an_updated_message_replaces_its_stored_version(store):
+    session = new_session(store)
+    reply = AssistantMessage(session_id=session.id, parent_id="msg_x", agent="build", model="a/b")
+    store.add_message(reply)
+    done = reply.model_copy(update={"finish": "stop", "completed_at": 5.0})
+    store.update_message(done)
+    assert store.get_message(reply.id) == done
+    assert store.messages(session.id)[0].message == done
+
+
 def test_sessions_round_trip_with_rules_and_grants(store):
-    session = Session(directory="/p", permission=[Rule(permission="todowrite", pattern="*", action="deny")],
-                      approved=[Grant(agent="build", permission="bash", pattern="npm *")])
+    session = Session(
+        directory="/p",
+        permission=[Rule(permission="todowrite", pattern="*", action="deny")],
+        approved=[Grant(agent="build", permission="bash", pattern="npm *")],
+    )
     store.create_session(session)
     assert store.get_session(session.id) == session
     store.update_session(session.model_copy(update={"title": "renamed"}))
@@ -108,34 +195,70 @@ def test_listing_is_by_directory_newest_activity_first_and_roots_only_by_default
     old = new_session(store, updated_at=100.0)
     new = new_session(store, updated_at=200.0)
     child = new_session(store, parent_id=old.id, updated_at=300.0)
-    new_session(store, directory="/elsewhere")
+    elsewhere = new_session(store, directory="/elsewhere", updated_at=150.0)
     assert [s.id for s in store.list_sessions("/p")] == [new.id, old.id]
     assert [s.id for s in store.list_sessions("/p", include_children=True)] == [child.id, new.id, old.id]
-    assert [s.id for s in store.children(old.id)] == [child.id]
+    assert [s.id for s in store.list_sessions()] == [new.id, elsewhere.id, old.id]
+    store.update_session(old.model_copy(update={"updated_at": 400.0}))
+    assert [s.id for s in store.list_sessions("/p")] == [old.id, new.id]
+
+
+def test_children_are_the_direct_children_oldest_first(store):
+    root = new_session(store)
+    a = new_session(store, parent_id=root.id)
+    b = new_session(store, parent_id=root.id)
+    new_session(store, parent_id=a.id)
+    assert [s.id for s in store.children(root.id)] == [a.id, b.id]
+    assert store.children(b.id) == []
 
 
 def test_unknown_ids_are_not_found(store):
-    with pytest.raises(NotFoundError):
+    with pytest.raises(NotFoundError, match="ses_nope"):
         store.get_session("ses_nope")
-    with pytest.raises(NotFoundError):
+    with pytest.raises(NotFoundError, match="msg_nope"):
         store.get_message("msg_nope")
     with pytest.raises(NotFoundError):
         store.update_session(Session(directory="/p"))
+    with pytest.raises(NotFoundError):
+        store.update_message(UserMessage(session_id="ses_nope", agent="build"))
 
 
-def test_todos_are_kept_per_session(store):
+def test_writing_into_a_session_that_does_not_exist_names_the_session(store):
+    with pytest.raises(NotFoundError, match="ses_ghost"):
+        store.add_message(UserMessage(session_id="ses_ghost", agent="build"))
+    with pytest.raises(NotFoundError, match="ses_ghost"):
+        store.add_part(TextPart(session_id="ses_ghost", message_id="msg_x"))
+    with pytest.raises(NotFoundError, match="ses_ghost"):
+        store.set_todos("ses_ghost", [Todo(content="x")])
+
+
+def test_a_batch_of_parts_lands_whole_or_not_at_all(store):
     session = new_session(store)
+    msg = new_message(store, session)
+    good = TextPart(session_id=session.id, message_id=msg.id, text="fine")
+    stray = TextPart(session_id="ses_ghost", message_id=msg.id, text="lost")
+    with pytest.raises(NotFoundError, match="ses_ghost"):
+        store.put_parts([good, stray])
+    assert store.messages(session.id)[0].parts == []
+    store.put_parts([good])
+    assert store.messages(session.id)[0].parts == [good]
+
+
+def test_todos_are_kept_per_session_and_replaced_whole(store):
+    session = new_session(store)
+    other = new_session(store)
     assert store.todos(session.id) == []
-    todos = [Todo(content="read data", status="completed"), Todo(content="plot", status="in_progress")]
+    todos = [Todo(content="read data", status="completed"), Todo(content="plot", status="in_progress", priority="high")]
     store.set_todos(session.id, todos)
-    store.set_todos(new_session(store).id, [])
+    store.set_todos(other.id, [Todo(content="elsewhere")])
     assert store.todos(session.id) == todos
+    store.set_todos(session.id, todos[1:])
+    assert store.todos(session.id) == todos[1:]
 
 
 def test_two_threads_writing_parts_at_once_lose_nothing(store):
     session = new_session(store)
-    msg = UserMessage(session_id=session.id, agent="build")
-    store.add_message(msg)
+    msg = new_message(store, session)
 
     def write(tag: str) -> None:
         for i in range(1000):
@@ -147,28 +270,193 @@ def test_two_threads_writing_parts_at_once_lose_nothing(store):
     for t in threads:
         t.join()
     texts = [p.text for p in store.messages(session.id)[0].parts]
-    assert len(texts) == 2000 and len(set(texts)) == 2000
+    assert sorted(texts) == sorted(f"{tag}{i}" for tag in "ab" for i in range(1000))
 
 
-def test_a_second_store_on_the_same_file_sees_committed_data(tmp_path, store):
+def test_two_stores_on_one_file_writing_at_once_lose_nothing(store):
     session = new_session(store)
+    msg = new_message(store, session)
+    other = SessionStore(store.path)
+
+    def write(target: SessionStore, tag: str) -> None:
+        for i in range(500):
+            target.put_parts([TextPart(session_id=session.id, message_id=msg.id, text=f"{tag}{i}")])
+
+    threads = [threading.Thread(target=write, args=args) for args in ((store, "a"), (other, "b"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    other.close()
+    assert len({p.text for p in store.messages(session.id)[0].parts}) == 1000
+
+
+def test_a_second_store_on_the_same_file_sees_committed_data(store):
+    session = new_session(store)
+    msg = new_message(store, session)
     other = SessionStore(store.path)
     try:
         assert other.get_session(session.id) == session
+        part = TextPart(session_id=session.id, message_id=msg.id, text="from the other kernel")
+        other.add_part(part)
+        assert store.messages(session.id)[0].parts == [part]
     finally:
         other.close()
 
 
-def test_a_row_this_version_cannot_read_is_skipped_not_fatal(store, caplog):
+def test_another_process_reads_what_this_one_wrote_and_the_other_way_round(store):
     session = new_session(store)
-    msg = UserMessage(session_id=session.id, agent="build")
-    store.add_message(msg)
+    msg = new_message(store, session)
+    store.add_part(TextPart(session_id=session.id, message_id=msg.id, text="written here"))
+    result = run_python(f"""
+        from opencode_nb.session.models import TextPart
+        from opencode_nb.session.store import SessionStore
+        store = SessionStore({str(store.path)!r})
+        [history] = store.messages({session.id!r})
+        print(history.parts[0].text)
+        store.add_part(TextPart(session_id={session.id!r}, message_id={msg.id!r}, text="written there"))
+        store.close()
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "written here"
+    assert [p.text for p in store.messages(session.id)[0].parts] == ["written here", "written there"]
+
+
+def test_a_writer_killed_before_commit_leaves_no_half_written_batch(store):
+    session = new_session(store)
+    msg = new_message(store, session)
+    result = run_python(f"""
+        import os
+        from opencode_nb.session.models import TextPart
+        from opencode_nb.session.store import SessionStore
+        store = SessionStore({str(store.path)!r})
+        # die the moment SQLite is asked to commit: the rows are written to the page cache, never committed
+        store._db().set_trace_callback(lambda sql: os._exit(3) if sql.startswith("COMMIT") else None)
+        store.put_parts([TextPart(session_id={session.id!r}, message_id={msg.id!r}, text=str(i)) for i in range(50)])
+    """)
+    assert result.returncode == 3, result.stderr
+    assert store.messages(session.id)[0].parts == []
+    reopened = SessionStore(store.path)
+    try:
+        assert reopened.messages(session.id)[0].parts == []
+    finally:
+        reopened.close()
+
+
+def test_the_file_uses_wal_and_records_its_schema_version(store):
+    db = sqlite3.connect(store.path)
+    try:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        db.close()
+
+
+def test_reopening_a_file_keeps_its_data(tmp_path):
+    with SessionStore(tmp_path / "s.sqlite") as first:
+        session = new_session(first)
+    with SessionStore(tmp_path / "s.sqlite") as second:
+        assert second.get_session(session.id) == session
+
+
+def test_a_file_from_a_newer_version_is_refused_with_what_to_do(tmp_path):
+    path = tmp_path / "s.sqlite"
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.close()
+    with pytest.raises(OpencodeNbError, match="newer opencode_nb.*upgrade"):
+        SessionStore(path)
+
+
+def test_a_part_row_this_version_cannot_read_is_skipped_with_a_warning_naming_it(store, caplog):
+    session = new_session(store)
+    msg = new_message(store, session)
     good = TextPart(session_id=session.id, message_id=msg.id, text="fine")
     store.add_part(good)
-    db = sqlite3.connect(store.path)
-    db.execute("INSERT INTO parts VALUES ('prt_zzz', ?, ?, ?)",
-               (session.id, msg.id, '{"type": "hologram", "id": "prt_zzz"}'))
-    db.commit()
-    db.close()
-    assert store.messages(session.id)[0].parts == [good]
+    raw_insert(
+        store,
+        "INSERT INTO parts VALUES ('prt_zzz', ?, ?, ?)",
+        (session.id, msg.id, '{"type": "hologram", "id": "prt_zzz"}'),
+    )
+    with caplog.at_level(logging.WARNING):
+        assert store.messages(session.id)[0].parts == [good]
     assert "prt_zzz" in caplog.text
+
+
+def test_an_unreadable_message_is_skipped_with_its_parts(store, caplog):
+    session = new_session(store)
+    msg = new_message(store, session)
+    store.add_part(TextPart(session_id=session.id, message_id=msg.id, text="kept"))
+    raw_insert(store, "INSERT INTO messages VALUES ('msg_zzzz', ?, ?)", (session.id, '{"role": "robot"}'))
+    raw_insert(
+        store,
+        "INSERT INTO parts VALUES ('prt_orphan', ?, 'msg_zzzz', ?)",
+        (session.id, TextPart(session_id=session.id, message_id="msg_zzzz").model_dump_json()),
+    )
+    with caplog.at_level(logging.WARNING):
+        history = store.messages(session.id)
+    assert [h.message.id for h in history] == [msg.id]
+    assert [p.text for p in history[0].parts] == ["kept"]
+    assert "msg_zzzz" in caplog.text
+
+
+def test_an_unreadable_session_is_left_out_of_listings_and_named_when_asked_for(store, caplog):
+    good = new_session(store)
+    raw_insert(
+        store,
+        "INSERT INTO sessions VALUES ('ses_future', NULL, '/p', 9e9, ?)",
+        ('{"id": "ses_future", "directory": "/p", "hologram": true}',),
+    )
+    with caplog.at_level(logging.WARNING):
+        assert [s.id for s in store.list_sessions("/p")] == [good.id]
+    assert "ses_future" in caplog.text
+    with pytest.raises(OpencodeNbError, match="ses_future.*cannot be read"):
+        store.get_session("ses_future")
+
+
+def test_unreadable_todo_items_are_skipped(store, caplog):
+    session = new_session(store)
+    raw_insert(
+        store,
+        "INSERT INTO todos VALUES (?, ?)",
+        (session.id, '[{"content": "ok"}, {"content": "x", "status": "someday"}]'),
+    )
+    with caplog.at_level(logging.WARNING):
+        assert store.todos(session.id) == [Todo(content="ok")]
+    assert session.id in caplog.text
+
+
+def test_closing_twice_is_harmless(tmp_path):
+    store = SessionStore(tmp_path / "s.sqlite")
+    store.close()
+    store.close()
+
+
+def test_closing_closes_the_connection_of_every_thread(tmp_path):
+    store = SessionStore(tmp_path / "s.sqlite")
+    session = new_session(store)
+    opened, closed, errors = threading.Event(), threading.Event(), []
+
+    def worker() -> None:
+        store.get_session(session.id)  # this thread's connection is open now
+        opened.set()
+        closed.wait(10)
+        errors.append(in_thread(lambda: store.get_session(session.id)))
+
+    def in_thread(call):
+        try:
+            call()
+        except sqlite3.ProgrammingError as exc:
+            return exc
+        return None
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    assert opened.wait(10)
+    store.close()
+    closed.set()
+    thread.join()
+    fresh = threading.Thread(target=lambda: errors.append(in_thread(store.list_sessions)))  # never had one
+    fresh.start()
+    fresh.join()
+    assert all(isinstance(e, sqlite3.ProgrammingError) and "closed" in str(e) for e in errors) and len(errors) == 2
