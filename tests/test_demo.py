@@ -23,3 +23,22 @@ async def test_the_demo_runs_a_whole_multi_agent_session_offline_with_a_readable
     assert "✓ bash Run the project's self-check" in text and "all checks passed" in text
     assert "[x] Run the self-check" in text
     assert "build: Fixed:" in text and "tokens" in text
+
+
+async def test_with_a_real_model_the_same_demo_talks_to_its_api(tmp_path, monkeypatch):
+    from tests.provider.wire import WireServer, anthropic_stream
+
+    server = WireServer()
+    try:
+        config = tmp_path / "opencode.yaml"
+        config.write_text(f"provider:\n  anthropic:\n    base_url: {server.url}\n    api_key: sk-demo-test\n")
+        monkeypatch.setenv("OPENCODE_NB_CONFIG", str(config))
+        server.queue(anthropic_stream({"text": "The mean divides by n - 1; I would fix that."}),
+                     anthropic_stream({"text": "Mean bug"}))
+        out = io.StringIO()
+        assert await demo("anthropic/claude-sonnet-4-6", out=out) == 0
+        assert "model: anthropic/claude-sonnet-4-6" in out.getvalue()
+        assert "build: The mean divides by n - 1" in out.getvalue()
+        assert server.received[0].body["messages"][0]["content"][0]["text"].startswith("The average temperature")
+    finally:
+        server.close()

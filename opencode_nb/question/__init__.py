@@ -1,7 +1,7 @@
 """Questions an agent puts to the person, and their answers."""
 
 from .events import QuestionAsked, QuestionInfo, QuestionOption, QuestionReplied, QuestionRequest
-from .service import QuestionService
+from .service import Answers, Policy, QuestionService
 
-__all__ = ["QuestionAsked", "QuestionInfo", "QuestionOption", "QuestionReplied", "QuestionRequest",
-           "QuestionService"]
+__all__ = ["Answers", "Policy", "QuestionAsked", "QuestionInfo", "QuestionOption", "QuestionReplied",
+           "QuestionRequest", "QuestionService"]

@@ -1,14 +1,17 @@
 """Putting questions to the person and waiting for their answers.
 
-Works like the permission service: a pending table guarded by a lock so a reply may come from any
-thread, and resolution handed to the loop the question was asked on.
+`ask` publishes `question.asked` and suspends the asking tool until `reply` or `reject` is called for its
+request id, from any thread: a widget's click handler may run on another thread than the loop that asked,
+so the pending table is guarded by a lock and the waiting future is always resolved on its own loop
+(`call_soon_threadsafe`). `close` rejects whatever is still waiting, so nothing hangs when a workspace
+shuts down. A run with nobody to answer (headless, CI) passes a `policy` that answers or declines.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,8 +21,12 @@ from ..errors import NotFoundError, RejectedError
 from .events import QuestionAsked, QuestionInfo, QuestionReplied, QuestionRequest
 
 Answers = list[list[str]]
+"""One list per question: the chosen option labels, free text typed instead, or both."""
+
 Policy = Callable[[QuestionRequest], Answers | None]
-"""Answers for runs with nobody to ask (None: ask after all)."""
+"""Answers for runs with nobody to ask; None means ask a person after all."""
+
+DISMISSED = "The user dismissed this question without answering."
 
 
 @dataclass
@@ -36,17 +43,19 @@ class QuestionService:
         self._pending: dict[str, _Pending] = {}
         self._lock = threading.Lock()
 
-    async def ask(self, session_id: str, questions: list[QuestionInfo], agent: str = "") -> Answers:
-        """The person's answers, one list of chosen labels (or free text) per question.
+    async def ask(self, session_id: str, questions: Sequence[QuestionInfo], agent: str = "") -> Answers:
+        """Wait for the person's answers, one list of chosen labels (or free text) per question.
 
         Raises:
-            RejectedError: the person dismissed the questions, or the workspace closed.
+            RejectedError: the person dismissed the questions, or the service closed first.
         """
         request = QuestionRequest(id=ids.ascending("question"), session_id=session_id, agent=agent,
                                   questions=list(questions))
         if self.policy is not None:
             answers = self.policy(request)
             if answers is not None:
+                answers = normalize(request, answers)
+                self.bus.publish(QuestionAsked(request=request))
                 self.bus.publish(QuestionReplied(session_id=session_id, request_id=request.id, answers=answers,
                                                  reason="answered by policy: nobody is present to ask"))
                 return answers
@@ -62,26 +71,41 @@ class QuestionService:
                 self.bus.publish(QuestionReplied(session_id=session_id, request_id=request.id, reason="aborted"))
             raise
 
-    def reply(self, request_id: str, answers: Answers) -> None:
-        """Answer a pending question set; safe from any thread."""
-        pending = self._take(request_id)
-        if pending is None:
-            raise NotFoundError("question request", request_id)
-        answers = [list(a) for a in answers]
-        self._on_loop(pending, lambda: self._finish(pending, answers, None))
+    def reply(self, request_id: str, answers: Sequence[Sequence[str] | str]) -> None:
+        """Answer a pending request; safe from any thread.
+
+        Args:
+            request_id: the id of the `question.asked` request.
+            answers: per question, the chosen labels and/or free text; a bare string is one answer. Missing
+                trailing answers count as unanswered.
+
+        Raises:
+            NotFoundError: no pending request has this id (already answered, dismissed, or never asked).
+            ValueError: more answers than questions.
+        """
+        with self._lock:
+            pending = self._pending.get(request_id)
+            if pending is None:
+                raise NotFoundError("question request", request_id, "it was already answered or dismissed")
+            normalized = normalize(pending.request, answers)
+            del self._pending[request_id]
+        self._on_loop(pending, lambda: self._finish(pending, normalized, None))
 
     def reject(self, request_id: str, reason: str | None = None) -> None:
+        """Dismiss a pending request: the asking tool fails with `RejectedError`. Safe from any thread."""
         pending = self._take(request_id)
         if pending is None:
-            raise NotFoundError("question request", request_id)
+            raise NotFoundError("question request", request_id, "it was already answered or dismissed")
         self._on_loop(pending, lambda: self._finish(pending, None, reason or "dismissed"))
 
     def pending(self, session_id: str | None = None) -> list[QuestionRequest]:
+        """Requests still waiting, oldest first; only `session_id`'s when given."""
         with self._lock:
             items = list(self._pending.values())
         return [p.request for p in items if session_id is None or p.request.session_id == session_id]
 
     def close(self) -> None:
+        """Reject everything still waiting."""
         with self._lock:
             items = list(self._pending.values())
             self._pending.clear()
@@ -95,7 +119,7 @@ class QuestionService:
         if pending.future.done():
             return
         if answers is None:
-            pending.future.set_exception(RejectedError("The user dismissed the question without answering."))
+            pending.future.set_exception(RejectedError(DISMISSED))
         else:
             pending.future.set_result(answers)
 
@@ -113,3 +137,17 @@ class QuestionService:
             fn()
         elif not pending.loop.is_closed():
             pending.loop.call_soon_threadsafe(fn)
+
+
+def normalize(request: QuestionRequest, answers: Sequence[Sequence[str] | str]) -> Answers:
+    """One list of non-empty strings per question: a bare string is one answer, missing answers are empty."""
+    if isinstance(answers, str):
+        answers = [answers]
+    if len(answers) > len(request.questions):
+        raise ValueError(f"{len(answers)} answers for {len(request.questions)} question(s) in request "
+                         f"{request.id}: give one list of answers per question.")
+    out: Answers = []
+    for answer in answers:
+        items = [answer] if isinstance(answer, str) else list(answer)
+        out.append([str(a).strip() for a in items if str(a).strip()])
+    return out + [[] for _ in range(len(request.questions) - len(out))]

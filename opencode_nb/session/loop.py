@@ -326,10 +326,11 @@ class SessionLoop:
         session_id = state.session_id
 
         async def ask(permission: str, patterns: list[str], always: list[str] | None = None,
-                      metadata: dict[str, Any] | None = None) -> None:
+                      metadata: dict[str, Any] | None = None, *, always_ask: bool = False) -> None:
             await self.ws.permissions.ask(
                 session_id, agent.name, permission, patterns, always=always or [], metadata=metadata or {},
                 ruleset=ruleset, tool=ToolRef(message_id=part.message_id, call_id=part.call_id),
+                always_ask=always_ask,
             )
 
         def update(title: str | None = None, metadata: dict[str, Any] | None = None) -> None:

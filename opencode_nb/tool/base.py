@@ -1,13 +1,25 @@
 """What a tool is, what it gets to work with, and what it gives back.
 
-A tool is a pydantic parameter model, a description written for the model (a `.txt` beside the tool's
-module), and `execute(params, ctx)`. `Tool.run` is the one entry the loop uses: it validates the raw
-input (an invalid call becomes an error the model reads, naming the field to fix) and bounds the output
-(the full text is saved to a file the model can read in pieces).
+A tool is a pydantic parameter model, a description written for the model (`<id>.txt` beside the tool's
+module) and `execute(params, ctx)`. `Tool.run` is the one entry the loop uses:
 
-Tools see the world only through `ToolContext`: the workspace directory, `ask` for permissions (bound by
-the loop to the session, the agent and its ruleset), `update` for live progress, and the session's todo
-list and question service. They never import the loop or the Jupyter layer.
+    result = await tool.run(raw_input, ctx)     # ToolResult(title, output, metadata, attachments)
+
+It validates the raw input (an invalid call becomes a `ToolError` naming the field to fix, which the
+model reads as the result) and bounds the output: past `MAX_OUTPUT_LINES` lines or `MAX_OUTPUT_BYTES`
+bytes the text is cut, the whole of it is saved under `data_dir/tool-output/`, and the cut text says how
+to read the rest. A tool that bounds its own output (read pages by lines, bash keeps the tail) says so by
+setting `metadata["truncated"]` (True or False) and is left alone.
+
+Tools see the world only through `ToolContext`. They never import the loop or the Jupyter layer:
+
+- `ask(permission, patterns, always=None, metadata=None, *, always_ask=False)` returns when the call may go
+  ahead and raises `DeniedError`, `RejectedError` or `CorrectedError` otherwise. The loop binds it to the
+  session, the agent and its ruleset. `metadata` is what the person sees in the prompt (a diff, a command);
+  `always_ask=True` asks a person even when the rules allow (a shell line that did not parse).
+- `update(title, metadata)` publishes live progress on the running tool part (bash's output tail).
+- `todos` is the session's todo list, `questions` the workspace's `QuestionService` (None when nobody can
+  be asked), `extra` the services of later tools (the task runner, the kernel bridge).
 """
 
 from __future__ import annotations
@@ -18,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -28,25 +40,39 @@ from ..provider.request import ToolSpec
 from ..session.events import Todo
 from ..session.models import Attachment
 
+if TYPE_CHECKING:
+    from ..question.service import QuestionService
+
 MAX_OUTPUT_LINES = 2000
 MAX_OUTPUT_BYTES = 50 * 1024
 """Outputs beyond either bound are cut; the whole text is kept in a file the model can read in pieces."""
 
+OUTPUT_FOLDER = "tool-output"
+"""Under `ctx.data_dir`; agents' default rules let them read it even though it is outside the workspace."""
+
 P = TypeVar("P", bound=BaseModel)
 
 Ask = Callable[..., Awaitable[None]]
-"""`await ask(permission, patterns, always=None, metadata=None)`; raises Denied/Rejected/CorrectedError."""
+"""`await ask(permission, patterns, always=None, metadata=None, *, always_ask=False)`."""
+
+Update = Callable[[str | None, dict[str, Any] | None], None]
+"""`update(title, metadata)`: a new live title (None keeps it) and metadata merged into the running part."""
 
 
 @dataclass(frozen=True)
 class ToolResult:
     title: str
+    """One line for the tool card: the path, the pattern, the command's description."""
     output: str
+    """What the model reads."""
     metadata: dict[str, Any] = field(default_factory=dict)
+    """What views show besides the output (a diff, an exit code); the model never sees it."""
     attachments: list[Attachment] = field(default_factory=list)
 
 
 class TodoStore(Protocol):
+    """The session's todo list; the workspace's store publishes `todo.updated` when it changes."""
+
     def todos(self, session_id: str) -> list[Todo]: ...
 
     def set_todos(self, session_id: str, todos: list[Todo]) -> None: ...
@@ -58,30 +84,32 @@ class ToolContext:
     message_id: str
     call_id: str
     agent: str
+    """The name of the agent making the call."""
     directory: Path
-    """The workspace root: relative paths are resolved against it, and leaving it asks."""
+    """The workspace root: relative paths are resolved against it, and leaving it asks first."""
     data_dir: Path
+    """Where truncated outputs are saved (`data_dir/tool-output/`)."""
     ask: Ask
-    update: Callable[[str | None, dict[str, Any] | None], None] = lambda title, metadata: None
-    """Live progress of the running call: a title, and metadata merged into what views show."""
+    update: Update = lambda title, metadata: None
     todos: TodoStore | None = None
-    questions: Any = None
-    """The workspace's QuestionService, for the question tool."""
+    questions: QuestionService | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-    """Services of later tools (the task tool's runner, the kernel bridge)."""
 
 
 class Tool(Generic[P]):
+    """A tool the model can call. Subclasses set `id` and `params` and write `execute`."""
+
     id: ClassVar[str]
+    """The name the model sees; the description is `<id>.txt` beside the module."""
     params: ClassVar[type[BaseModel]]
 
     @property
     def description(self) -> str:
-        """The `<id>.txt` beside the tool's module: product copy for the model, reviewed like UI text."""
+        """Product copy for the model, reviewed like UI text: when to use the tool, when not, examples."""
         return _description(type(self).__module__, self.id)
 
     def spec(self) -> ToolSpec:
-        """What the model is told about the tool; built once, since the schema never changes."""
+        """Name, description and JSON schema for the provider; built once, since they never change."""
         cached = self.__dict__.get("_spec")
         if cached is None:
             cached = ToolSpec(name=self.id, description=self.description, parameters=self.params.model_json_schema())
@@ -91,45 +119,87 @@ class Tool(Generic[P]):
     async def execute(self, params: P, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
 
-    async def run(self, raw_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, raw_input: Any, ctx: ToolContext) -> ToolResult:
+        """Validate `raw_input`, execute, and bound the output.
+
+        Raises:
+            ToolError: the input does not match the schema (the message names each wrong field), or the
+                tool failed; either way the model reads the message as the result.
+        """
         try:
             params = self.params.model_validate(raw_input)
         except ValidationError as exc:
             raise ToolError(invalid_arguments(self.id, exc)) from None
         result = await self.execute(params, ctx)  # type: ignore[arg-type]
+        if "truncated" in result.metadata:
+            return result
         return truncate(result, ctx)
 
 
 def invalid_arguments(tool_id: str, exc: ValidationError) -> str:
     problems = []
     for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"]) or "(input)"
+        where = ".".join(str(p) for p in error["loc"]) or "(the input)"
         problems.append(f"- {where}: {error['msg']}")
-    return (f"The arguments for the {tool_id} tool are invalid:\n" + "\n".join(problems)
+    return (f"The {tool_id} tool was called with invalid arguments:\n" + "\n".join(problems)
             + "\nRewrite the input so that it matches the tool's schema, then call it again.")
 
 
-def truncate(result: ToolResult, ctx: ToolContext) -> ToolResult:
+def truncate(result: ToolResult, ctx: ToolContext, keep: Literal["head", "tail"] = "head") -> ToolResult:
+    """`result` with its output bounded; the whole output is saved and the text says where."""
     output = result.output
-    lines = output.splitlines()
-    if len(lines) <= MAX_OUTPUT_LINES and len(output.encode()) <= MAX_OUTPUT_BYTES:
+    if len(split_lines(output)) <= MAX_OUTPUT_LINES and len(output.encode()) <= MAX_OUTPUT_BYTES:
         return result
-    folder = ctx.data_dir / "tool-output"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / ids.ascending("tool")
-    path.write_text(output, encoding="utf-8")
+    path = save_output(ctx, output)
+    shown, cut = bounded(output, keep)
+    text = (shown + cut_note(cut, path)) if keep == "head" else (cut_note(cut, path).strip() + "\n\n" + shown)
+    return ToolResult(result.title, text, {**result.metadata, "truncated": True, "output_path": str(path)},
+                      result.attachments)
+
+
+def bounded(text: str, keep: Literal["head", "tail"] = "head") -> tuple[str, int]:
+    """The first (or last) lines of `text` within both bounds, and how many lines were left out.
+
+    A single line longer than the byte bound is cut inside the line, so something is always shown.
+    """
+    lines = split_lines(text)
+    ordered = lines if keep == "head" else lines[::-1]
     kept: list[str] = []
     size = 0
-    for line in lines[:MAX_OUTPUT_LINES]:
+    for line in ordered[:MAX_OUTPUT_LINES]:
         size += len(line.encode()) + 1
         if size > MAX_OUTPUT_BYTES:
+            if not kept:
+                raw = line.encode()
+                piece = raw[:MAX_OUTPUT_BYTES] if keep == "head" else raw[-MAX_OUTPUT_BYTES:]
+                kept.append(piece.decode(errors="ignore") + " …(line cut)" if keep == "head"
+                            else "(line cut)… " + piece.decode(errors="ignore"))
             break
         kept.append(line)
-    cut = len(lines) - len(kept)
-    note = (f"\n\n... {cut} more lines were cut. The full output is saved in {path}: read it with the read tool "
-            "(offset and limit) or search it with grep instead of reading it all.")
-    return ToolResult(result.title, "\n".join(kept) + note, {**result.metadata, "truncated": True,
-                                                              "output_path": str(path)}, result.attachments)
+    shown = kept if keep == "head" else kept[::-1]
+    return "\n".join(shown), len(lines) - len(shown)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as a person counts them: a final newline does not start another line."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "" and len(lines) > 1:
+        lines.pop()
+    return lines
+
+
+def save_output(ctx: ToolContext, text: str) -> Path:
+    folder = ctx.data_dir / OUTPUT_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / ids.ascending("tool")
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def cut_note(cut_lines: int, path: Path) -> str:
+    what = f"{cut_lines} more line{'s' if cut_lines != 1 else ''}" if cut_lines else "the rest of a very long line"
+    return (f"\n\n(Output truncated: {what} not shown. The full output is saved in {path}. Read it in pieces "
+            "with the read tool (offset and limit), or search it with grep, rather than reading it all.)")
 
 
 @cache
@@ -138,30 +208,44 @@ def _description(module: str, tool_id: str) -> str:
     return files(package).joinpath(f"{tool_id}.txt").read_text(encoding="utf-8").strip()
 
 
-def relative(ctx: ToolContext, path: Path) -> str:
-    """A path as permission patterns show it: relative to the workspace when inside it, else absolute."""
-    try:
-        return path.relative_to(ctx.directory).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
 def resolve_path(ctx: ToolContext, raw: str) -> Path:
-    """An absolute, normalised path (`..` and symlinks resolved) for a path the model gave."""
+    """The absolute path the model meant, with `~`, `..` and symlinks resolved."""
     path = Path(raw).expanduser()
     if not path.is_absolute():
         path = ctx.directory / path
     return path.resolve()
 
 
-async def ask_external(ctx: ToolContext, path: Path) -> None:
-    """Paths outside the workspace also need the `external_directory` permission, per directory."""
-    root = ctx.directory.resolve()
-    if path == root or root in path.parents:
+def workspace_root(ctx: ToolContext) -> Path:
+    return ctx.directory.resolve()
+
+
+def inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def relative(ctx: ToolContext, path: Path) -> str:
+    """A path as permission patterns and titles show it: relative inside the workspace, else absolute."""
+    root = workspace_root(ctx)
+    if path == root:
+        return "."
+    return path.relative_to(root).as_posix() if inside(path, root) else path.as_posix()
+
+
+def folder_pattern(folder: Path) -> str:
+    """`<folder>/*`, the pattern an `external_directory` rule or grant matches."""
+    text = folder.as_posix().rstrip("/")
+    return f"{text}/*"
+
+
+async def ask_external(ctx: ToolContext, path: Path, *, is_dir: bool | None = None) -> None:
+    """A path outside the workspace also needs `external_directory` for its folder (the path itself if a dir)."""
+    if inside(path, workspace_root(ctx)):
         return
-    folder = path if path.is_dir() else path.parent
-    pattern = f"{folder.as_posix()}/*"
-    await ctx.ask("external_directory", [pattern], always=[pattern], metadata={"path": str(path)})
+    folder = path if (path.is_dir() if is_dir is None else is_dir) else path.parent
+    pattern = folder_pattern(folder)
+    await ctx.ask("external_directory", [pattern], always=[pattern],
+                  metadata={"path": str(path), "directory": str(folder)})
 
 
 def dumps(value: Any) -> str:

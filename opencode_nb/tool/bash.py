@@ -1,21 +1,47 @@
 """bash: run a shell command in the workspace, streaming its output.
 
-The command runs in its own process group, so a timeout or a Stop kills everything it started, not just
-the shell; the group is then reaped, leaving no orphan behind the notebook.
+Before anything runs, every simple command in the line is checked (see `shell.py`), and paths it names
+outside the workspace ask `external_directory` first.
+
+The command runs in its own process group, so a timeout or a Stop (cancelling the task) reaches everything
+it started, not just the shell: the group gets SIGTERM, then SIGKILL after `KILL_GRACE_S`, and is reaped,
+leaving no orphan behind the notebook. When the shell exits but something it started in the background
+still holds the output pipe, the tool would wait on it forever; it stops that group too, and says so.
+
+Output is kept whole in memory up to `SPILL_BYTES`, then on disk, so `yes` for two minutes neither fills
+the kernel's memory nor the model's context: the model gets the tail (errors come last) and the path of
+the full text.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import os
+import shutil
 import signal
-import time
+from collections import deque
+from pathlib import Path
+from typing import IO
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
+from .. import id as ids
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult
+from .base import (
+    MAX_OUTPUT_BYTES,
+    MAX_OUTPUT_LINES,
+    OUTPUT_FOLDER,
+    Tool,
+    ToolContext,
+    ToolResult,
+    bounded,
+    cut_note,
+    folder_pattern,
+    split_lines,
+    workspace_root,
+)
 from .shell import command_patterns, outside_paths, parse_command
 
 __all__ = ["BashTool", "command_patterns"]
@@ -24,15 +50,40 @@ DEFAULT_TIMEOUT_S = 120
 MAX_TIMEOUT_S = 600
 UPDATE_INTERVAL_S = 0.1
 """Live output reaches views at most ten times a second."""
-TAIL_CHARS = 4000
+PREVIEW_CHARS = 8000
+"""How much of the output's tail the live view (and the finished part's metadata) carries."""
 KILL_GRACE_S = 2.0
+"""Between SIGTERM and SIGKILL: time for the command to clean up."""
+EXIT_POLL_S = 0.05
+DRAIN_S = 0.25
+"""After the shell exits, how long its output may still arrive from processes it started."""
+SPILL_BYTES = 1024 * 1024
+"""Output beyond this goes to a file instead of memory."""
+MAX_SAVED_BYTES = 64 * 1024 * 1024
+"""The saved output stops growing here; the tail is still kept."""
+
+SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "TERM": "dumb", "GIT_TERMINAL_PROMPT": "0",
+             "PYTHONUNBUFFERED": "1"}
+"""Nobody can type into a pager or a password prompt; Python output should stream, not arrive at exit."""
 
 
 class BashParams(BaseModel):
-    command: str = Field(description="The shell command to run")
-    timeout: float | None = Field(None, gt=0, le=MAX_TIMEOUT_S,
-                                  description=f"Seconds before the command is killed (default {DEFAULT_TIMEOUT_S})")
-    description: str | None = Field(None, description="What the command does, in 5-10 words, for the person")
+    command: str = Field(description="The shell command to run (bash syntax), from the project root")
+    timeout: float | None = Field(
+        None, gt=0, json_schema_extra={"maximum": MAX_TIMEOUT_S},
+        description=f"Seconds before the command is killed (default {DEFAULT_TIMEOUT_S}, at most {MAX_TIMEOUT_S})",
+    )
+    description: str | None = Field(
+        None, description="What the command does, in 5-10 words, shown to the person (e.g. 'Run the unit tests')"
+    )
+
+    @field_validator("timeout")
+    @classmethod
+    def _in_seconds(cls, value: float | None) -> float | None:
+        if value is not None and value > MAX_TIMEOUT_S:
+            hint = f" ({value:g} looks like milliseconds)" if value >= 1000 else ""
+            raise ValueError(f"timeout is in seconds and at most {MAX_TIMEOUT_S}{hint}")
+        return value
 
 
 class BashTool(Tool[BashParams]):
@@ -40,69 +91,221 @@ class BashTool(Tool[BashParams]):
     params = BashParams
 
     async def execute(self, params: BashParams, ctx: ToolContext) -> ToolResult:
-        parsed = parse_command(params.command)
-        metadata = {"command": params.command, "description": params.description}
-        await ctx.ask("bash", parsed.patterns, always=parsed.always,
-                      metadata={**metadata, **({} if parsed.parsed else {"unparsed": True})},
-                      **({} if parsed.parsed else {"always_ask": True}))
-        root = ctx.directory.resolve()
+        command = params.command
+        if not command.strip():
+            raise ToolError("command is empty. Give the shell command to run.")
+        parsed = parse_command(command)
+        root = workspace_root(ctx)
+        folders: list[str] = []
         for path in outside_paths(parsed, root, root):
-            folder = path if path.is_dir() else path.parent
-            await ctx.ask("external_directory", [f"{folder.as_posix()}/*"], always=[f"{folder.as_posix()}/*"],
-                          metadata={"path": str(path), "command": params.command})
-        title = params.description or params.command
-        output, code, timed_out = await run(params.command, ctx, params.timeout or DEFAULT_TIMEOUT_S)
-        text = output.rstrip("\n") or "(no output)"
-        if timed_out:
-            text += f"\n\n(Killed after {params.timeout or DEFAULT_TIMEOUT_S:g} s: the command timed out.)"
-        elif code:
-            text += f"\n\n(Exit code {code}.)"
-        return ToolResult(title, text, {**metadata, "exit": code, "timed_out": timed_out, "output": _tail(output)})
+            pattern = folder_pattern(path if path.is_dir() else path.parent)
+            if pattern not in folders:
+                folders.append(pattern)
+        if folders:
+            await ctx.ask("external_directory", folders, always=folders,
+                          metadata={"command": command, "directories": [f[:-2] or "/" for f in folders]})
+        if parsed.patterns or not parsed.parsed:
+            metadata = {"command": command, "description": params.description}
+            if not parsed.parsed:
+                metadata["unparsed"] = parsed.reason
+                await ctx.ask("bash", parsed.patterns, always=parsed.always, metadata=metadata, always_ask=True)
+            else:
+                await ctx.ask("bash", parsed.patterns, always=parsed.always, metadata=metadata)
+
+        timeout_s = params.timeout or DEFAULT_TIMEOUT_S
+        title = params.description or command
+        ctx.update(title, {"command": command, "description": params.description})
+        run = CommandRun(command, ctx)
+        await run.wait(timeout_s)
+        return run.result(title, timeout_s)
 
 
-async def run(command: str, ctx: ToolContext, timeout_s: float) -> tuple[str, int | None, bool]:
-    proc = await asyncio.create_subprocess_exec(
-        "bash", "-c", command, cwd=ctx.directory, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
-        env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"},
-    )
-    chunks: list[str] = []
-    last_update = 0.0
+class Capture:
+    """A running command's output: whole in memory while small, then on disk; its tail always in memory."""
 
-    async def pump() -> None:
-        nonlocal last_update
-        assert proc.stdout is not None
-        while block := await proc.stdout.read(4096):
-            chunks.append(block.decode(errors="replace"))
-            now = time.monotonic()
-            if now - last_update >= UPDATE_INTERVAL_S:
-                last_update = now
-                ctx.update(None, {"output": _tail("".join(chunks))})
-        await proc.wait()
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.chunks: list[str] = []
+        self.tail: deque[str] = deque()
+        self.tail_size = 0
+        self.size = 0
+        self.lines = 0
+        self.open_line = False
+        self.file: IO[str] | None = None
+        self.path: Path | None = None
+        self.saved = 0
 
-    try:
-        await asyncio.wait_for(pump(), timeout_s)
-    except TimeoutError:
-        await _kill(proc)
-        return "".join(chunks), None, True
-    except BaseException:  # CancelledError included: the person pressed stop
-        await _kill(proc)
-        ctx.update(None, {"output": _tail("".join(chunks))})
-        raise
-    return "".join(chunks), proc.returncode, False
-
-
-async def _kill(proc: asyncio.subprocess.Process) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)
-        try:
-            await asyncio.wait_for(asyncio.shield(proc.wait()), KILL_GRACE_S)
+    def feed(self, data: bytes, final: bool = False) -> None:
+        text = self.decoder.decode(data, final)
+        if not text:
             return
-        except TimeoutError:
+        self.size += len(text)
+        self.lines += text.count("\n")
+        self.open_line = not text.endswith("\n")
+        self.tail.append(text)
+        self.tail_size += len(text)
+        while self.tail and self.tail_size - len(self.tail[0]) >= 2 * MAX_OUTPUT_BYTES:
+            self.tail_size -= len(self.tail.popleft())
+        if self.file is None:
+            self.chunks.append(text)
+            if self.size > SPILL_BYTES:
+                self._spill()
+        elif self.saved < MAX_SAVED_BYTES:
+            self.file.write(text)
+            self.saved += len(text)
+
+    def _spill(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.path = self.folder / ids.ascending("tool")
+        self.file = self.path.open("w", encoding="utf-8")
+        text = "".join(self.chunks)
+        self.file.write(text)
+        self.saved = len(text)
+        self.chunks = []
+
+    def close(self) -> None:
+        self.feed(b"", final=True)
+        if self.file is not None:
+            self.file.close()
+
+    def preview(self) -> str:
+        text = "".join(self.tail)
+        return text if len(text) <= PREVIEW_CHARS else "…" + text[-PREVIEW_CHARS:]
+
+    def text(self) -> tuple[str, dict[str, object]]:
+        """What the model reads: everything, or the tail with a note saying where the rest is."""
+        if self.file is None:
+            whole = "".join(self.chunks)
+            if len(whole.encode()) <= MAX_OUTPUT_BYTES and whole.count("\n") <= MAX_OUTPUT_LINES:
+                return whole, {"truncated": False}
+            self._spill()
+            assert self.file is not None
+            self.file.close()
+        assert self.path is not None
+        shown, _ = bounded("".join(self.tail), keep="tail")
+        cut = max(self.lines + self.open_line - len(split_lines(shown)), 0)
+        note = cut_note(cut, self.path).strip()
+        if self.saved >= MAX_SAVED_BYTES:
+            note += f" (Only the first {MAX_SAVED_BYTES // (1024 * 1024)} MB were saved.)"
+        return f"{note}\n\n{shown}", {"truncated": True, "output_path": str(self.path)}
+
+
+class CommandRun:
+    """One execution of a command: started, streamed, bounded in time, stopped as a group."""
+
+    def __init__(self, command: str, ctx: ToolContext) -> None:
+        self.command = command
+        self.ctx = ctx
+        self.capture = Capture(ctx.data_dir / OUTPUT_FOLDER)
+        self.exit_code: int | None = None
+        self.timed_out = False
+        self.stopped_background = False
+        self._last_update = 0.0
+
+    async def wait(self, timeout_s: float) -> None:
+        """Run the command to its end or its timeout; on cancellation stop it, then re-raise."""
+        proc = await asyncio.create_subprocess_shell(
+            self.command, executable=shutil.which("bash") or "/bin/sh", cwd=self.ctx.directory,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True, env={**os.environ, **SHELL_ENV},
+        )
+        reader = asyncio.create_task(self._read(proc))
+        try:
+            try:
+                async with asyncio.timeout(timeout_s):
+                    # Process.wait() also waits for the pipe to close, which a background process may hold
+                    # open for ever; the shell's own exit is what ends the command.
+                    while proc.returncode is None and not reader.done():
+                        await asyncio.wait({reader}, timeout=EXIT_POLL_S)
+                    if reader.done():
+                        await proc.wait()
+                    else:
+                        await asyncio.wait({reader}, timeout=DRAIN_S)
+            except TimeoutError:
+                self.timed_out = True
+            if self.timed_out or not reader.done():
+                self.stopped_background = not self.timed_out
+                await stop_group(proc)
+                await asyncio.wait({reader}, timeout=DRAIN_S)
+        except BaseException:  # CancelledError included: the person pressed Stop
+            await stop_group(proc)
+            raise
+        finally:
+            self.exit_code = proc.returncode
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+            self.capture.close()
+            self.ctx.update(None, {"output": self.capture.preview()})
+
+    async def _read(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stdout is not None
+        loop = asyncio.get_running_loop()
+        while block := await proc.stdout.read(65536):
+            self.capture.feed(block)
+            now = loop.time()
+            if now - self._last_update >= UPDATE_INTERVAL_S:
+                self._last_update = now
+                self.ctx.update(None, {"output": self.capture.preview()})
+
+    def result(self, title: str, timeout_s: float) -> ToolResult:
+        text, extra = self.capture.text()
+        text = text.rstrip("\n") or "(no output)"
+        if self.timed_out:
+            text += (f"\n\n(The command was stopped after {timeout_s:g} s because it exceeded its timeout. If it needs "
+                     f"longer, run it again with a larger timeout, at most {MAX_TIMEOUT_S} s.)")
+        elif self.stopped_background:
+            text += ("\n\n(Processes the command started in the background were still writing to its output and "
+                     "were stopped. To leave one running, redirect its output to a file: `cmd > log.txt 2>&1 &`.)")
+        if not self.timed_out:
+            text += f"\n\n(exit code {self.exit_code})"
+        metadata: dict[str, object] = {"command": self.command, "exit": self.exit_code, "timed_out": self.timed_out,
+                                       "output": self.capture.preview(), **extra}
+        return ToolResult(title, text, metadata)
+
+
+async def stop_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM the process group, SIGKILL whatever is left after the grace period, and reap the shell."""
+    pgid = proc.pid
+    _signal(pgid, signal.SIGTERM)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + KILL_GRACE_S
+    while loop.time() < deadline and group_alive(pgid):
+        if proc.returncode is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(proc.wait()), 0.05)
+        else:
+            await asyncio.sleep(0.05)
+    _signal(pgid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(proc.wait()), KILL_GRACE_S)
+
+
+def _signal(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs; zombies waiting to be reaped by init do not count."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
             continue
-    raise ToolError(f"could not stop process group {proc.pid}")
-
-
-def _tail(text: str) -> str:
-    return text if len(text) <= TAIL_CHARS else "…" + text[-TAIL_CHARS:]
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False

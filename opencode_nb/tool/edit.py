@@ -1,27 +1,36 @@
-"""edit: replace one exact piece of a file with another.
+"""edit: replace one exact piece of a file with another; the person sees the diff before it is written.
 
-Models copy text from `read` output imperfectly: trailing spaces dropped, tabs turned into spaces,
-a block quoted at the wrong indentation. When the exact text is not found, a few tolerant matchers are
-tried in order of strictness; each must still find exactly one place, so a fallback never guesses.
+Models copy text from `read` output imperfectly: trailing spaces dropped, a block quoted at the wrong
+indentation, spacing changed inside a line. When the exact text is not found, tolerant matchers are tried
+from the strictest to the loosest; the first that finds anything decides, and it must find exactly one
+place (or `replace_all` must be set), so a fallback never guesses between candidates:
+
+1. line-trimmed: whole lines equal once trailing whitespace is trimmed;
+2. indentation-flexible: a block equal once each side's common indentation is removed; the new text is
+   re-indented to where the block really sits;
+3. whitespace-normalized: the same words with any whitespace between them, even inside a line.
+
+A CRLF file is matched as if it had LF endings and keeps its CRLF endings.
 """
 
 from __future__ import annotations
 
-import textwrap
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, ask_external, relative, resolve_path
-from .write import unified_diff
+from .textfile import diff_counts, file_lock, read_text, unified_diff, write_text
 
 
 class EditParams(BaseModel):
     path: str = Field(description="Path of the file to change, relative to the project root or absolute")
-    old_string: str = Field(description="The exact text to replace (empty to create a new file)")
-    new_string: str = Field(description="The text to put in its place")
-    replace_all: bool = Field(False, description="Replace every occurrence instead of requiring exactly one")
+    old_string: str = Field(description="The exact text to replace, copied from the file (empty to create a file)")
+    new_string: str = Field(description="The text to put in its place (must differ from old_string)")
+    replace_all: bool = Field(False, description="Replace every occurrence of old_string, not just one unique match")
 
 
 class EditTool(Tool[EditParams]):
@@ -32,80 +41,137 @@ class EditTool(Tool[EditParams]):
         path = resolve_path(ctx, params.path)
         title = relative(ctx, path)
         if params.old_string == params.new_string:
-            raise ToolError("old_string and new_string are the same: there is nothing to change.")
-        if params.old_string == "":
-            if path.exists() and path.read_text(encoding="utf-8", errors="replace").strip():
-                raise ToolError(f"{title} already exists and is not empty: give the text to replace as old_string.")
-            old, new = "", params.new_string
-        else:
-            if not path.is_file():
-                raise ToolError(f"File not found: {path}. To create a file, use write (or edit with an empty "
-                                "old_string).")
-            old = path.read_text(encoding="utf-8")
-            new = apply_edit(old, params.old_string, params.new_string, params.replace_all, title)
-        diff = unified_diff(title, old, new)
-        await ctx.ask("edit", [title], always=["*"], metadata={"path": str(path), "diff": diff})
-        await ask_external(ctx, path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(new, encoding="utf-8")
-        added = sum(1 for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++"))
-        removed = sum(1 for line in diff.splitlines() if line.startswith("-") and not line.startswith("---"))
-        return ToolResult(title, f"Edited {title}: +{added} -{removed} lines.", {"diff": diff})
+            raise ToolError("old_string and new_string are identical: there is nothing to change. Put the "
+                            "replacement text in new_string.")
+        if path.is_dir():
+            raise ToolError(f"{title} is a directory, not a file.")
+        async with file_lock(path):
+            if params.old_string == "":
+                if path.exists() and read_text(path, title).strip():
+                    raise ToolError(f"old_string is empty but {title} already exists and is not empty. Give the "
+                                    "exact text to replace, or use write to replace the whole file on purpose.")
+                old, new, how = "", params.new_string, "created"
+            else:
+                if not path.is_file():
+                    raise ToolError(f"File not found: {title}. Check the path (glob can find it), or create the "
+                                    "file with write (or edit with an empty old_string).")
+                old = read_text(path, title)
+                new, how = apply_edit(old, params.old_string, params.new_string, params.replace_all, title)
+            diff = unified_diff(title, old, new)
+            await ask_external(ctx, path, is_dir=False)
+            await ctx.ask("edit", [title], always=["*"], metadata={"path": str(path), "diff": diff})
+            write_text(path, new)
+        added, removed = diff_counts(diff)
+        note = "" if how in ("exact", "created") else f" (old_string matched after ignoring {MATCHER_NOTES[how]})"
+        verb = "Created" if how == "created" else "Edited"
+        return ToolResult(title, f"{verb} {title}: +{added} -{removed} lines.{note}",
+                          {"path": str(path), "diff": diff, "additions": added, "deletions": removed, "match": how})
 
 
-def apply_edit(content: str, old: str, new: str, replace_all: bool, title: str = "the file") -> str:
+def apply_edit(content: str, old: str, new: str, replace_all: bool = False, title: str = "the file") -> tuple[str, str]:
+    """The content after the edit, and which matcher found `old` (`exact` or a fallback's name).
+
+    Raises:
+        ToolError: `old` is not found, or found in several places without `replace_all`.
+    """
+    crlf = "\r\n" in content
+    if crlf:
+        content, old, new = (s.replace("\r\n", "\n") for s in (content, old, new))
     count = content.count(old)
     if count == 1 or (count > 1 and replace_all):
-        return content.replace(old, new)
-    if count > 1:
-        raise ToolError(f"old_string occurs {count} times in {title}. Include more surrounding lines to make it "
-                        "unique, or set replace_all to change every occurrence.")
-    for matcher in (_trimmed_lines, _collapsed_whitespace, _any_indentation):
-        spans = _find_blocks(content, old, matcher)
-        if len(spans) == 1:
-            start, end, indent_from, indent_to = spans[0]
-            replacement = _reindent(new, indent_from, indent_to)
-            return content[:start] + replacement + content[end:]
-        if len(spans) > 1:
-            raise ToolError(f"old_string was not found exactly, and {len(spans)} places in {title} match it loosely. "
-                            "Read the file again and copy the exact text, with more context lines.")
-    raise ToolError(f"old_string was not found in {title}. Read the file again and copy the exact text to "
-                    "replace, including whitespace and indentation.")
+        result, how = content.replace(old, new), "exact"
+    elif count > 1:
+        raise ToolError(_ambiguous(count, title))
+    else:
+        result, how = _fallback(content, old, new, replace_all, title)
+    return (result.replace("\n", "\r\n") if crlf else result), how
 
 
-Matcher = Callable[[list[str], list[str]], bool]
+def _fallback(content: str, old: str, new: str, replace_all: bool, title: str) -> tuple[str, str]:
+    for name, find in MATCHERS:
+        spans = find(content, old)
+        if not spans:
+            continue
+        if len(spans) > 1 and not replace_all:
+            raise ToolError(_ambiguous(len(spans), title, f" (ignoring {MATCHER_NOTES[name]})"))
+        for span in sorted(spans, key=lambda s: s.start, reverse=True):
+            content = content[:span.start] + span.replacement(new) + content[span.end:]
+        return content, name
+    hint = ""
+    if all(_NUMBERED.match(line) for line in old.splitlines() if line.strip()):
+        hint = " old_string seems to include the line numbers of read's output: leave them out."
+    raise ToolError(f"Could not find old_string in {title}. It must match the file's text exactly, including "
+                    f"whitespace and indentation.{hint} Read the file again (it may have changed) and copy the "
+                    "text to replace from it.")
 
 
-def _trimmed_lines(window: list[str], wanted: list[str]) -> bool:
+def _ambiguous(count: int, title: str, how: str = "") -> str:
+    return (f"old_string matches {count} places in {title}{how}. Add more surrounding lines to old_string so "
+            "that it matches exactly one, or set replace_all to change every occurrence.")
+
+
+_NUMBERED = re.compile(r"^\s*\d+\t")
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    indent_from: str = ""
+    indent_to: str = ""
+
+    def replacement(self, new: str) -> str:
+        """`new`, moved from old_string's indentation to the indentation found in the file."""
+        if self.indent_from == self.indent_to:
+            return new
+        lines = []
+        for line in new.split("\n"):
+            if line.strip() and line.startswith(self.indent_from):
+                line = self.indent_to + line[len(self.indent_from):]
+            lines.append(line)
+        return "\n".join(lines)
+
+
+def _line_windows(content: str, old: str, same: Callable[[list[str], list[str]], bool]) -> list[Span]:
+    """Spans of whole-line windows of `content` that `same` says equal `old`'s lines."""
+    wanted = old.strip("\n").split("\n")
+    if not any(line.strip() for line in wanted):
+        return []
+    lines = content.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    found: list[Span] = []
+    size = len(wanted)
+    i = 0
+    while i + size <= len(lines):
+        window = lines[i:i + size]
+        if same(window, wanted):
+            end = starts[i + size] - 1  # the end of the window's last line, before its newline
+            if old.endswith("\n") and end < len(content):
+                end += 1
+            found.append(Span(starts[i], end, _indent(wanted), _indent(window)))
+            i += size  # matches do not overlap
+        else:
+            i += 1
+    return found
+
+
+def _trimmed(window: list[str], wanted: list[str]) -> bool:
     return [w.rstrip() for w in window] == [w.rstrip() for w in wanted]
 
 
-def _collapsed_whitespace(window: list[str], wanted: list[str]) -> bool:
-    return [" ".join(w.split()) for w in window] == [" ".join(w.split()) for w in wanted]
+def _dedented(window: list[str], wanted: list[str]) -> bool:
+    a, b = _indent(window), _indent(wanted)
+    return [w[len(a):].rstrip() for w in window] == [w[len(b):].rstrip() for w in wanted]
 
 
-def _any_indentation(window: list[str], wanted: list[str]) -> bool:
-    return textwrap.dedent("\n".join(window)).splitlines() == textwrap.dedent("\n".join(wanted)).splitlines()
-
-
-def _find_blocks(content: str, old: str, matcher: Matcher) -> list[tuple[int, int, str, str]]:
-    """Character spans of whole-line windows matching `old`, with the indentation of `old` and of the window."""
-    wanted = old.strip("\n").splitlines()
-    if not wanted:
+def _words(content: str, old: str) -> list[Span]:
+    tokens = old.split()
+    if not tokens:
         return []
-    lines = content.splitlines(keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-    found = []
-    for i in range(len(lines) - len(wanted) + 1):
-        window = [line.rstrip("\r\n") for line in lines[i:i + len(wanted)]]
-        if matcher(window, wanted):
-            end = starts[i + len(wanted)]
-            if lines[i + len(wanted) - 1].endswith("\n") and not old.endswith("\n"):
-                end -= 1
-            found.append((starts[i], end, _indent(wanted), _indent(window)))
-    return found
+    pattern = re.compile(r"\s+".join(re.escape(t) for t in tokens))
+    return [Span(m.start(), m.end()) for m in pattern.finditer(content)]
 
 
 def _indent(lines: list[str]) -> str:
@@ -113,12 +179,13 @@ def _indent(lines: list[str]) -> str:
     return min(widths, key=len) if widths else ""
 
 
-def _reindent(text: str, indent_from: str, indent_to: str) -> str:
-    if indent_from == indent_to:
-        return text
-    out = []
-    for line in text.split("\n"):
-        if line.startswith(indent_from):
-            line = indent_to + line[len(indent_from):]
-        out.append(line)
-    return "\n".join(out)
+MATCHERS: list[tuple[str, Callable[[str, str], list[Span]]]] = [
+    ("line-trimmed", lambda content, old: _line_windows(content, old, _trimmed)),
+    ("indentation-flexible", lambda content, old: _line_windows(content, old, _dedented)),
+    ("whitespace-normalized", _words),
+]
+MATCHER_NOTES = {
+    "line-trimmed": "trailing whitespace",
+    "indentation-flexible": "indentation; new_string was re-indented to match",
+    "whitespace-normalized": "differences in whitespace",
+}

@@ -1,19 +1,24 @@
-"""list: a directory as an indented tree."""
+"""list: a directory as an indented tree, without build and cache folders or what .gitignore ignores."""
 
 from __future__ import annotations
+
+import asyncio
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult, ask_external, relative, resolve_path
-from .ignore import ignore_spec, walk_files
+from .base import Tool, ToolContext, ToolResult, ask_external, inside, relative, resolve_path, workspace_root
+from .ignore import IgnoreRules
 
 LIMIT = 100
+"""Files shown; a bigger tree is better explored folder by folder or with glob."""
 
 
 class ListParams(BaseModel):
     path: str = Field(".", description="Directory to list, relative to the project root or absolute")
-    ignore: list[str] = Field(default_factory=list, description="Extra gitignore-style patterns to skip")
+    ignore: list[str] = Field(default_factory=list,
+                              description='Extra gitignore-style patterns to skip, e.g. ["*.csv", "data/"]')
 
 
 class ListTool(Tool[ListParams]):
@@ -22,26 +27,44 @@ class ListTool(Tool[ListParams]):
 
     async def execute(self, params: ListParams, ctx: ToolContext) -> ToolResult:
         folder = resolve_path(ctx, params.path)
-        title = relative(ctx, folder) or "."
-        await ctx.ask("list", [title], always=["*"])
-        await ask_external(ctx, folder)
+        title = relative(ctx, folder)
+        await ask_external(ctx, folder, is_dir=True)
+        await ctx.ask("list", [title], always=["*"], metadata={"path": str(folder)})
         if not folder.is_dir():
-            raise ToolError(f"{folder} is not a directory." + (" Use read for files." if folder.exists() else ""))
-        files = []
-        total = 0
-        for path in walk_files(folder, ignore_spec(folder, params.ignore)):
-            total += 1
-            if len(files) < LIMIT:
-                files.append(path.relative_to(folder))
-        lines = [f"{folder}/"]
-        shown_dirs: set[str] = set()
-        for rel in files:
-            for depth, part in enumerate(rel.parts[:-1]):
-                key = "/".join(rel.parts[: depth + 1])
-                if key not in shown_dirs:
-                    shown_dirs.add(key)
-                    lines.append(f"{'  ' * (depth + 1)}{part}/")
-            lines.append(f"{'  ' * len(rel.parts)}{rel.name}")
+            if folder.exists():
+                raise ToolError(f"{title} is a file, not a directory. Use the read tool to see its content.")
+            raise ToolError(f"Directory not found: {title}. List its parent folder to see what is there.")
+        root = workspace_root(ctx)
+        rules = IgnoreRules(folder, root if inside(folder, root) else None, params.ignore)
+        files, total = await asyncio.to_thread(_collect, rules)
+        text = f"{folder}/\n" + tree(files)
         if total > LIMIT:
-            lines.append(f"\n(Showing the first {LIMIT} of {total} files; list a subdirectory or use glob.)")
-        return ToolResult(title, "\n".join(lines), {"count": total, "truncated": total > LIMIT})
+            text += (f"\n\n(Showing the first {LIMIT} of {total} files. List a subfolder, or use glob to find files "
+                     "by name.)")
+        elif not files:
+            text += "  (no files)"
+        return ToolResult(title, text.rstrip("\n"), {"count": total, "shown": len(files)})
+
+
+def _collect(rules: IgnoreRules) -> tuple[list[Path], int]:
+    files: list[Path] = []
+    total = 0
+    for path in rules.walk():
+        total += 1
+        if len(files) < LIMIT:
+            files.append(path.relative_to(rules.top))
+    return files, total
+
+
+def tree(files: list[Path]) -> str:
+    """Files as an indented tree: each folder once, its files under it, two spaces per level."""
+    lines: list[str] = []
+    shown: set[tuple[str, ...]] = set()
+    for rel in files:
+        for depth in range(1, len(rel.parts)):
+            key = rel.parts[:depth]
+            if key not in shown:
+                shown.add(key)
+                lines.append(f"{'  ' * depth}{key[-1]}/")
+        lines.append(f"{'  ' * len(rel.parts)}{rel.name}")
+    return "\n".join(lines)

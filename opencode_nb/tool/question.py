@@ -1,4 +1,8 @@
-"""question: ask the person one or more multiple-choice questions and wait for the answers."""
+"""question: ask the person one or more questions, with options to choose from, and wait for the answers.
+
+A dismissed question raises `RejectedError`, which stops the loop: the person chose not to answer, and
+guessing on would ignore that.
+"""
 
 from __future__ import annotations
 
@@ -10,19 +14,20 @@ from .base import Tool, ToolContext, ToolResult
 
 
 class OptionParam(BaseModel):
-    label: str = Field(description="The choice as shown on its button (1-5 words)")
+    label: str = Field(min_length=1, description="The choice as shown on its button (1-5 words)")
     description: str = Field("", description="What choosing it means")
 
 
 class QuestionParam(BaseModel):
-    question: str = Field(description="The complete question")
+    question: str = Field(min_length=1, description="The complete question")
     header: str = Field("", description="A very short label for the question (at most 30 characters)")
-    options: list[OptionParam] = Field(default_factory=list, description="The choices; the person may also type")
-    multiple: bool = Field(False, description="Allow choosing several options")
+    options: list[OptionParam] = Field(default_factory=list,
+                                       description="The choices; the person may also type their own answer")
+    multiple: bool = Field(False, description="Whether several options may be chosen")
 
 
 class QuestionParams(BaseModel):
-    questions: list[QuestionParam] = Field(min_length=1, description="The questions to ask")
+    questions: list[QuestionParam] = Field(min_length=1, description="The questions to ask, in order")
 
 
 class QuestionTool(Tool[QuestionParams]):
@@ -31,13 +36,20 @@ class QuestionTool(Tool[QuestionParams]):
 
     async def execute(self, params: QuestionParams, ctx: ToolContext) -> ToolResult:
         if ctx.questions is None:
-            raise ToolError("Nobody can be asked questions in this session; decide yourself and say what you assumed.")
-        infos = [QuestionInfo(question=q.question, header=q.header, multiple=q.multiple,
+            raise ToolError("Nobody can be asked questions in this session. Decide yourself, and say in your answer "
+                            "what you assumed.")
+        infos = [QuestionInfo(question=q.question, header=q.header[:30], multiple=q.multiple,
                               options=[QuestionOption(label=o.label, description=o.description) for o in q.options])
                  for q in params.questions]
         answers = await ctx.questions.ask(ctx.session_id, infos, agent=ctx.agent)
-        lines = []
-        for info, answer in zip(infos, answers, strict=False):
-            lines.append(f'"{info.question}" = "{", ".join(answer) if answer else "(no answer)"}"')
-        text = "The person answered: " + "; ".join(lines) + ". Continue with these answers in mind."
-        return ToolResult(f"Asked {len(infos)} question{'s' if len(infos) > 1 else ''}", text, {"answers": answers})
+        return ToolResult(f"Asked {len(infos)} question{'s' if len(infos) != 1 else ''}",
+                          format_answers(infos, answers), {"answers": answers})
+
+
+def format_answers(infos: list[QuestionInfo], answers: list[list[str]]) -> str:
+    pairs = []
+    for i, info in enumerate(infos):
+        answer = answers[i] if i < len(answers) else []
+        pairs.append(f'"{info.question}" = ' + (f'"{", ".join(answer)}"' if answer else "(unanswered)"))
+    return ("The person answered your questions:\n" + "\n".join(pairs)
+            + "\nContinue with these answers in mind.")

@@ -1,30 +1,49 @@
-"""read: a file's lines, numbered; images as attachments; notebooks as cells."""
+"""read: a file's lines, numbered; images as attachments; notebooks as cells.
+
+Reading asks `read` with the path relative to the workspace; a path that leaves the workspace (after `..`
+and symlinks are resolved) asks `external_directory` for its folder first. Permission comes before any
+look at the file, so a refused read does not even reveal whether the file exists.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import difflib
-import json
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from ..session.models import Attachment
-from .base import Tool, ToolContext, ToolResult, ask_external, relative, resolve_path
+from .base import MAX_OUTPUT_BYTES, Tool, ToolContext, ToolResult, ask_external, relative, resolve_path, workspace_root
+from .ignore import IgnoreRules
+from .ipynb import notebook_text
 
 DEFAULT_LIMIT = 2000
 MAX_LINE = 2000
-IMAGES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-          ".webp": "image/webp"}
+"""Longer lines (minified files, embedded data) are cut: they cost context and say little."""
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+IMAGE_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"),
+                    (b"GIF89a", "image/gif"))
+IMAGE_SUFFIXES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+                  ".webp": "image/webp"}
+
+BINARY_SUFFIXES = frozenset({
+    ".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".7z", ".rar", ".exe", ".dll", ".so", ".dylib", ".o", ".a",
+    ".lib", ".obj", ".class", ".jar", ".war", ".wasm", ".pyc", ".pyo", ".bin", ".dat", ".pkl", ".pickle",
+    ".npy", ".npz", ".parquet", ".feather", ".arrow", ".h5", ".hdf5", ".sqlite", ".db", ".pdf", ".doc", ".docx",
+    ".xls", ".xlsx", ".ppt", ".pptx", ".odt", ".ods", ".odp", ".mp3", ".mp4", ".wav", ".avi", ".mov", ".ico",
+    ".bmp", ".tif", ".tiff", ".woff", ".woff2", ".ttf", ".otf",
+})
+"""Formats that are never text, whatever their first bytes look like."""
 
 
 class ReadParams(BaseModel):
     path: str = Field(description="Path of the file to read, relative to the project root or absolute")
-    offset: int | None = Field(None, ge=1, description="Line number to start at (1-based)")
-    limit: int | None = Field(None, ge=1, description=f"Number of lines to read (default {DEFAULT_LIMIT})")
+    offset: int | None = Field(None, ge=1, description="Line number to start reading at (1-based)")
+    limit: int | None = Field(None, ge=1, description=f"Number of lines to read (default and maximum {DEFAULT_LIMIT})")
 
 
 class ReadTool(Tool[ReadParams]):
@@ -33,102 +52,118 @@ class ReadTool(Tool[ReadParams]):
 
     async def execute(self, params: ReadParams, ctx: ToolContext) -> ToolResult:
         path = resolve_path(ctx, params.path)
-        await ctx.ask("read", [relative(ctx, path)], always=["*"], metadata={"path": str(path)})
-        await ask_external(ctx, path)
         title = relative(ctx, path)
+        await ask_external(ctx, path)
+        await ctx.ask("read", [title], always=["*"], metadata={"path": str(path)})
         if path.is_dir():
-            raise ToolError(f"{title} is a directory: use the list tool to see what is in it.")
+            raise ToolError(f"{title} is a directory, not a file. Use the list tool to see what is in it.")
         if not path.exists():
-            raise ToolError(_missing(path))
-        if path.suffix.lower() in IMAGES:
-            return _image(path, title)
-        data = path.read_bytes()
-        if path.suffix == ".ipynb":
-            return ToolResult(title, notebook_text(data, path), {"kind": "notebook"})
-        if _binary(data):
-            raise ToolError(f"{title} is a binary file ({len(data):,} bytes) and cannot be shown as text.")
-        lines = data.decode("utf-8", errors="replace").splitlines()
-        start = (params.offset or 1) - 1
-        chosen = lines[start:start + (params.limit or DEFAULT_LIMIT)]
-        body = "\n".join(f"{start + i + 1:>6}\t{_cut(line)}" for i, line in enumerate(chosen))
-        end = start + len(chosen)
-        if end < len(lines):
-            body += f"\n\n(The file has {len(lines)} lines; read on with offset={end + 1}.)"
-        elif not lines:
-            body = "(The file is empty.)"
-        return ToolResult(title, body, {"lines": len(lines), "shown": [start + 1, end]})
+            raise ToolError(await asyncio.to_thread(missing_file_message, path, title, workspace_root(ctx)))
+        data = await asyncio.to_thread(path.read_bytes)
+        mime = image_type(path, data)
+        if mime is not None:
+            return _image(data, mime, title, path.name)
+        if path.suffix.lower() == ".ipynb":
+            return ToolResult(title, notebook_text(data, title), {"kind": "notebook", "path": str(path)})
+        why = binary_reason(path, data)
+        if why is not None:
+            raise ToolError(f"Cannot read {title}: it is a binary file ({why}, {len(data):,} bytes). Inspect it "
+                            "with a program that understands the format instead, for example through bash.")
+        return numbered(data.decode("utf-8", errors="replace"), title, params.offset or 1,
+                        min(params.limit or DEFAULT_LIMIT, DEFAULT_LIMIT))
 
 
-def _cut(line: str) -> str:
-    return line if len(line) <= MAX_LINE else line[:MAX_LINE] + "… (line cut)"
+def numbered(text: str, title: str, offset: int, limit: int) -> ToolResult:
+    """Lines `offset`.. as `cat -n` shows them, within the line and byte bounds, with a footer saying what next."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.splitlines()
+    total = len(lines)
+    if offset > max(total, 1):
+        raise ToolError(f"Offset {offset} is out of range for {title}, which has {total} lines.")
+    rows: list[str] = []
+    size = 0
+    capped = False
+    for number in range(offset, min(offset + limit, total + 1)):
+        line = lines[number - 1]
+        if len(line) > MAX_LINE:
+            line = line[:MAX_LINE] + f"… (line cut at {MAX_LINE} characters)"
+        row = f"{number:>6}\t{line}"
+        size += len(row.encode()) + 1
+        if size > MAX_OUTPUT_BYTES and rows:
+            capped = True
+            break
+        rows.append(row)
+    last = offset + len(rows) - 1
+    if not total:
+        footer = "(The file is empty.)"
+    elif capped:
+        footer = (f"(Output capped at {MAX_OUTPUT_BYTES // 1024} KB: showing lines {offset}-{last} of {total}. "
+                  f"Use offset={last + 1} to continue.)")
+    elif last < total:
+        footer = f"(Showing lines {offset}-{last} of {total}. Use offset={last + 1} to continue.)"
+    else:
+        footer = f"(End of file: {total} lines.)"
+    body = "\n".join(rows)
+    return ToolResult(title, f"{body}\n\n{footer}" if rows else footer,
+                      {"lines": total, "shown": [offset, last] if rows else [], "truncated": capped or last < total})
 
 
-def _binary(data: bytes) -> bool:
-    sample = data[:8192]
+def image_type(path: Path, data: bytes) -> str | None:
+    """The image's mime type, from its first bytes (a misnamed file is still seen for what it is)."""
+    for signature, mime in IMAGE_SIGNATURES:
+        if data.startswith(signature):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    if path.suffix.lower() in IMAGE_SUFFIXES and not data:
+        return IMAGE_SUFFIXES[path.suffix.lower()]
+    return None
+
+
+def binary_reason(path: Path, data: bytes) -> str | None:
+    if path.suffix.lower() in BINARY_SUFFIXES:
+        return f"{path.suffix} files are not text"
+    sample = data[:4096]
     if b"\0" in sample:
-        return True
-    try:
-        sample.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return exc.start < len(sample) - 4  # a multibyte character cut at the sample's end is fine
-    return False
+        return "it contains NUL bytes"
+    if sample:
+        control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27))
+        if control / len(sample) > 0.3:
+            return "most of it is control characters"
+    return None
 
 
-def _missing(path: Path) -> str:
-    folder = path.parent
-    names = [p.name for p in folder.iterdir()] if folder.is_dir() else []
-    near = difflib.get_close_matches(path.name, names, n=3, cutoff=0.5)
-    hint = f" Did you mean: {', '.join(str(folder / n) for n in near)}?" if near else ""
-    return f"File not found: {path}.{hint}"
-
-
-def _image(path: Path, title: str) -> ToolResult:
-    data = path.read_bytes()
+def _image(data: bytes, mime: str, title: str, name: str) -> ToolResult:
     if len(data) > MAX_IMAGE_BYTES:
-        raise ToolError(f"{title} is an image of {len(data):,} bytes, over the {MAX_IMAGE_BYTES:,}-byte limit.")
-    mime = IMAGES[path.suffix.lower()]
+        raise ToolError(f"{title} is an image of {len(data):,} bytes, over the {MAX_IMAGE_BYTES:,}-byte limit "
+                        "for attachments. Make a smaller copy (for example with Pillow) and read that.")
     url = f"data:{mime};base64,{base64.b64encode(data).decode()}"
-    return ToolResult(title, f"Image {title} ({mime}, {len(data):,} bytes) is attached.", {"kind": "image"},
-                      [Attachment(mime=mime, url=url, filename=path.name)])
+    return ToolResult(title, f"Image read successfully: {title} ({mime}, {len(data):,} bytes) is attached.",
+                      {"kind": "image", "mime": mime}, [Attachment(mime=mime, url=url, filename=name)])
 
 
-def notebook_text(data: bytes, path: Path) -> str:
-    """A notebook as its cells, with outputs summarized rather than dumped."""
-    try:
-        nb = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise ToolError(f"{path} is not a valid notebook: {exc.msg} at line {exc.lineno}.") from None
-    out = []
-    for i, cell in enumerate(nb.get("cells", [])):
-        kind = cell.get("cell_type", "code")
-        source = _joined(cell.get("source", ""))
-        count = cell.get("execution_count")
-        head = f"[{i}] {kind}" + (f" (execution {count})" if count else "")
-        out.append(f"{head}\n{source}")
-        summaries = [_output(o) for o in cell.get("outputs", [])]
-        if summaries:
-            out.append("  outputs:\n" + "\n".join("    " + s.replace("\n", "\n    ") for s in summaries))
-    return "\n\n".join(out) or "(The notebook has no cells.)"
+SEARCH_LIMIT = 20_000
+"""Files looked at when searching the workspace for a missing file's name."""
 
 
-def _joined(value: Any) -> str:
-    return "".join(value) if isinstance(value, list) else str(value)
-
-
-def _output(output: dict[str, Any]) -> str:
-    kind = output.get("output_type")
-    if kind == "stream":
-        return _short(_joined(output.get("text", "")))
-    if kind == "error":
-        return f"{output.get('ename')}: {output.get('evalue')}"
-    data = output.get("data", {})
-    if "text/plain" in data:
-        shown = _short(_joined(data["text/plain"]))
-        rich = [m for m in data if m != "text/plain"]
-        return shown + (f"  [also {', '.join(rich)}]" if rich else "")
-    return " ".join(f"[{m} output]" for m in data) or f"[{kind}]"
-
-
-def _short(text: str, limit: int = 800) -> str:
-    text = text.rstrip()
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
+def missing_file_message(path: Path, title: str, root: Path) -> str:
+    """`File not found`, with up to three similarly named files: nearby first, then anywhere in the workspace."""
+    near: list[Path] = []
+    folder = path.parent
+    if folder.is_dir():
+        names = {p.name: p for p in folder.iterdir()}
+        lowered = {name.lower(): name for name in names}
+        close = difflib.get_close_matches(path.name.lower(), list(lowered), n=3, cutoff=0.6)
+        near = [names[lowered[c]] for c in close]
+    if len(near) < 3 and (path == root or root in path.parents):
+        same: list[Path] = []
+        for i, candidate in enumerate(IgnoreRules(root).walk()):
+            if i >= SEARCH_LIMIT:
+                break
+            if candidate.name.lower() == path.name.lower() and candidate not in near:
+                same.append(candidate)
+        near += same[: 3 - len(near)]
+    shown = [p.relative_to(root).as_posix() if root in p.parents else str(p) for p in near]
+    hint = ("\nDid you mean one of these?\n" + "\n".join(f"- {s}" for s in shown)) if shown else ""
+    return f"File not found: {title}{hint}"

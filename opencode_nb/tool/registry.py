@@ -16,6 +16,7 @@ class ToolRegistry:
             self.register(tool)
 
     def register(self, tool: Tool[Any]) -> None:
+        """Add `tool`, replacing any tool with the same id (a workspace may swap in its own version)."""
         self._tools[tool.id] = tool
 
     def get(self, tool_id: str) -> Tool[Any]:
@@ -28,10 +29,12 @@ class ToolRegistry:
         return list(self._tools)
 
     def specs(self, ids: list[str]) -> list[ToolSpec]:
-        return [self._tools[i].spec() for i in ids]
+        """What the provider is told about each of `ids`, in that order."""
+        return [self.get(i).spec() for i in ids]
 
 
 def default_registry() -> ToolRegistry:
+    """Every built-in tool; which of them an agent is offered is decided per step from its rules."""
     from .bash import BashTool
     from .edit import EditTool
     from .glob import GlobTool

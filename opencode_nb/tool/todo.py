@@ -1,6 +1,12 @@
-"""todowrite / todoread: the session's task list, shown live to the person."""
+"""todowrite / todoread: the session's task list, which the person watches update live.
+
+The list is replaced whole on each write: the model always sends the full list, so there are no partial
+updates to reconcile, and the store publishes `todo.updated` for the views.
+"""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -8,15 +14,19 @@ from ..errors import ToolError
 from ..session.events import Todo
 from .base import Tool, ToolContext, ToolResult
 
+MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
+
 
 class TodoItem(BaseModel):
-    content: str = Field(description="What to do, as a short imperative sentence")
-    status: str = Field("pending", description="pending, in_progress, completed or cancelled")
-    priority: str = Field("medium", description="high, medium or low")
+    content: str = Field(min_length=1, description="What to do, as a short imperative sentence")
+    status: Literal["pending", "in_progress", "completed", "cancelled"] = Field(
+        "pending", description="pending, in_progress (one item at a time), completed or cancelled"
+    )
+    priority: Literal["high", "medium", "low"] = Field("medium", description="high, medium or low")
 
 
 class TodoWriteParams(BaseModel):
-    todos: list[TodoItem] = Field(description="The whole updated list (it replaces the previous one)")
+    todos: list[TodoItem] = Field(description="The whole updated list; it replaces the previous one")
 
 
 class TodoReadParams(BaseModel):
@@ -24,8 +34,17 @@ class TodoReadParams(BaseModel):
 
 
 def render(todos: list[Todo]) -> str:
-    marks = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
-    return "\n".join(f"{marks[t.status]} {t.content}" for t in todos) or "(The todo list is empty.)"
+    return "\n".join(f"{MARKS[t.status]} {t.content}" + (f" ({t.priority} priority)" if t.priority == "high" else "")
+                     for t in todos) or "(The todo list is empty.)"
+
+
+def _title(todos: list[Todo]) -> str:
+    left = sum(1 for t in todos if t.status in ("pending", "in_progress"))
+    return f"{left} todo{'s' if left != 1 else ''} left of {len(todos)}"
+
+
+def _metadata(todos: list[Todo]) -> dict[str, object]:
+    return {"todos": [t.model_dump() for t in todos]}
 
 
 class TodoWriteTool(Tool[TodoWriteParams]):
@@ -35,17 +54,11 @@ class TodoWriteTool(Tool[TodoWriteParams]):
     async def execute(self, params: TodoWriteParams, ctx: ToolContext) -> ToolResult:
         await ctx.ask("todowrite", ["*"], always=["*"])
         if ctx.todos is None:
-            raise ToolError("This session has no todo list.")
-        try:
-            todos = [Todo(content=t.content, status=t.status, priority=t.priority, id=str(i + 1))  # type: ignore[arg-type]
-                     for i, t in enumerate(params.todos)]
-        except ValueError as exc:
-            raise ToolError(f"Invalid todo: {str(exc).splitlines()[-1]}. Use status pending, in_progress, "
-                            "completed or cancelled and priority high, medium or low.") from None
+            raise ToolError("This session has no todo list; keep track of the steps in your messages instead.")
+        todos = [Todo(content=t.content, status=t.status, priority=t.priority, id=str(i))
+                 for i, t in enumerate(params.todos, 1)]
         ctx.todos.set_todos(ctx.session_id, todos)
-        open_items = sum(1 for t in todos if t.status in ("pending", "in_progress"))
-        return ToolResult(f"{open_items} open of {len(todos)}", render(todos),
-                          {"todos": [t.model_dump() for t in todos]})
+        return ToolResult(_title(todos), render(todos), _metadata(todos))
 
 
 class TodoReadTool(Tool[TodoReadParams]):
@@ -53,8 +66,5 @@ class TodoReadTool(Tool[TodoReadParams]):
     params = TodoReadParams
 
     async def execute(self, params: TodoReadParams, ctx: ToolContext) -> ToolResult:
-        await ctx.ask("todoread", ["*"], always=["*"])
         todos = ctx.todos.todos(ctx.session_id) if ctx.todos is not None else []
-        open_items = sum(1 for t in todos if t.status in ("pending", "in_progress"))
-        return ToolResult(f"{open_items} open of {len(todos)}", render(todos),
-                          {"todos": [t.model_dump() for t in todos]})
+        return ToolResult(_title(todos), render(todos), _metadata(todos))

@@ -1,13 +1,12 @@
-"""write: create or replace a whole file."""
+"""write: create a file, or replace one whole; the person sees the diff before it is written."""
 
 from __future__ import annotations
-
-import difflib
 
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, ask_external, relative, resolve_path
+from .textfile import diff_counts, file_lock, read_text, unified_diff, write_text
 
 
 class WriteParams(BaseModel):
@@ -23,17 +22,24 @@ class WriteTool(Tool[WriteParams]):
         path = resolve_path(ctx, params.path)
         title = relative(ctx, path)
         if path.is_dir():
-            raise ToolError(f"{title} is a directory; give the path of a file.")
-        old = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-        diff = unified_diff(title, old, params.content)
-        await ctx.ask("edit", [title], always=["*"], metadata={"path": str(path), "diff": diff})
-        await ask_external(ctx, path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(params.content, encoding="utf-8")
-        verb = "Updated" if old else "Created"
-        return ToolResult(title, f"{verb} {title} ({len(params.content.splitlines())} lines).", {"diff": diff})
-
-
-def unified_diff(name: str, old: str, new: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=f"a/{name}", tofile=f"b/{name}"))
+            raise ToolError(f"{title} is a directory. Give the path of a file to write.")
+        async with file_lock(path):
+            existed = path.is_file()
+            try:
+                old = read_text(path, title) if existed else ""
+                diff = unified_diff(title, old, params.content)
+            except ToolError:  # not text: it is replaced whole, there is no line diff to show
+                old, diff = "", f"(the non-text file {title} is replaced by {len(params.content)} characters of text)\n"
+            await ask_external(ctx, path, is_dir=False)
+            await ctx.ask("edit", [title], always=["*"], metadata={"path": str(path), "diff": diff})
+            write_text(path, params.content)
+        added, removed = diff_counts(diff)
+        lines = len(params.content.splitlines())
+        if not existed:
+            text = f"Created {title} ({lines} line{'s' if lines != 1 else ''})."
+        elif old == params.content:
+            text = f"{title} already had exactly this content; nothing changed."
+        else:
+            text = f"Wrote {title} ({lines} lines): +{added} -{removed} lines compared with before."
+        return ToolResult(title, text, {"path": str(path), "diff": diff, "additions": added, "deletions": removed,
+                                        "created": not existed})

@@ -1,0 +1,54 @@
+"""The bash tool's permission requests as the agent loop makes them, through a real workspace."""
+
+import asyncio
+
+from opencode_nb import Workspace
+from opencode_nb.provider import Scripted
+
+
+def workspace(tmp_path, permission: dict) -> tuple[Workspace, Scripted, list]:
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    model = Scripted()
+    ws = Workspace(root, {"model": "scripted/demo", "permission": permission}, data_dir=tmp_path / "data",
+                   env={"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path)})
+    ws.providers.register("scripted", model)
+    events: list = []
+    ws.bus.subscribe("*", events.append)
+    return ws, model, events
+
+
+async def test_an_unparseable_command_is_put_to_a_person_even_when_bash_is_allowed(tmp_path):
+    ws, model, _ = workspace(tmp_path, {"bash": "allow"})
+    model.turns.extend(Scripted([
+        {"tool_calls": [{"name": "bash", "input": {"command": "echo 'unclosed"}}]},
+        {"text": "done"},
+    ]).turns)
+    session = ws.sessions.create(str(ws.root))
+    run = asyncio.create_task(ws.prompt(session.id, "go"))
+    for _ in range(200):
+        if ws.permissions.pending():
+            break
+        await asyncio.sleep(0.01)
+    [request] = ws.permissions.pending()
+    assert request.permission == "bash" and request.patterns[0] == "echo 'unclosed"
+    assert "could not be parsed" in request.metadata["unparsed"]
+    ws.permissions.reply(request.id, "once")
+    await asyncio.wait_for(run, 10)
+    [part] = [p for m in ws.sessions.messages(session.id) for p in m.parts if p.type == "tool"]
+    assert part.state.status == "completed" and part.state.metadata["exit"] is not None
+    ws.close()
+
+
+async def test_a_parsed_command_the_rules_allow_runs_without_asking(tmp_path):
+    ws, model, events = workspace(tmp_path, {"bash": "allow"})
+    model.turns.extend(Scripted([
+        {"tool_calls": [{"name": "bash", "input": {"command": "echo hi && echo there"}}]},
+        {"text": "done"},
+    ]).turns)
+    session = ws.sessions.create(str(ws.root))
+    await asyncio.wait_for(ws.prompt(session.id, "go"), 10)
+    assert not [e for e in events if e.type == "permission.asked"]
+    [part] = [p for m in ws.sessions.messages(session.id) for p in m.parts if p.type == "tool"]
+    assert part.state.output == "hi\nthere\n\n(exit code 0)"
+    ws.close()

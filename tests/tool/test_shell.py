@@ -1,0 +1,143 @@
+"""How a shell line meets the permission rules: `command_patterns` and the paths it would touch."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from opencode_nb.permission import evaluate, from_config
+from opencode_nb.tool.arity import always_prefix
+from opencode_nb.tool.bash import command_patterns
+from opencode_nb.tool.shell import outside_paths, parse_command
+
+
+@pytest.mark.parametrize(("command", "patterns", "always"), [
+    ("ls -la", ["ls -la"], ["ls *"]),
+    ("git checkout main", ["git checkout main"], ["git checkout *"]),
+    ("npm run build", ["npm run build"], ["npm run build *"]),
+    ("a && b; c | d", ["a", "b", "c", "d"], ["a *", "b *", "c *", "d *"]),
+    ("a || b |& c", ["a", "b", "c"], ["a *", "b *", "c *"]),
+    ("echo $(whoami)", ["echo $(whoami)", "whoami"], ["echo *", "whoami *"]),
+    ("echo `date`", ["echo `date`", "date"], ["echo *", "date *"]),
+    ("diff <(ls a) <(ls b)", ["diff <(ls a) <(ls b)", "ls a", "ls b"], ["diff *", "ls *"]),
+    ("(cd x && rm y)", ["rm y"], ["rm *"]),
+    ("echo hi > out.txt", ["echo hi"], ["echo *"]),
+    ("echo hi >> out.txt 2>&1 < in.txt", ["echo hi"], ["echo *"]),
+    ("FOO=1 make test", ["make test"], ["make test *"]),
+    ("FOO=1 BAR='a b' make test", ["make test"], ["make test *"]),
+    ("env FOO=1 python x.py", ["env FOO=1 python x.py", "python x.py"], ["env *", "python *"]),
+    ("sudo rm -rf /", ["sudo rm -rf /", "rm -rf /"], ["sudo *", "rm *"]),
+    ("sudo -u postgres psql", ["sudo -u postgres psql", "psql"], ["sudo *", "psql *"]),
+    ("time make test", ["time make test", "make test"], ["time *", "make test *"]),
+    ("nohup python serve.py", ["nohup python serve.py", "python serve.py"], ["nohup *", "python *"]),
+    ("find . -name '*.pyc' | xargs -n1 rm -f", ["find . -name '*.pyc'", "xargs -n1 rm -f", "rm -f"],
+     ["find *", "xargs *", "rm *"]),
+    ("timeout 5 curl example.com", ["timeout 5 curl example.com", "curl example.com"], ["timeout *", "curl *"]),
+    ("find . -name '*.tmp' -exec rm {} \\;", ["find . -name '*.tmp' -exec rm {} \\;", "rm {}"], ["find *", "rm *"]),
+    ("bash -c 'ls && rm x'", ["bash -c 'ls && rm x'", "ls", "rm x"], ["bash *", "ls *", "rm *"]),
+    ("for f in *.py; do black $f; done", ["black $f"], ["black *"]),
+    ("if [ -f x ]; then rm x; fi", ["rm x"], ["rm *"]),
+    ("git   status  ", ["git status"], ["git status *"]),
+    ("cd src", [], []),
+])
+def test_each_simple_command_is_checked_on_its_own(command, patterns, always):
+    assert command_patterns(command) == (patterns, always)
+
+
+@pytest.mark.parametrize(("words", "prefix"), [
+    ("git checkout main", "git checkout *"),
+    ("git remote add origin x", "git remote add *"),
+    ("npm run build -- --watch", "npm run build *"),
+    ("npm install", "npm install *"),
+    ("pnpm run test", "pnpm run test *"),
+    ("yarn add left-pad", "yarn add *"),
+    ("pip install -r requirements.txt", "pip install *"),
+    ("uv pip install pandas", "uv pip install *"),
+    ("uv run pytest", "uv run pytest *"),
+    ("python -m pytest -q", "python -m pytest *"),
+    ("python -m pip install x", "python -m pip install *"),
+    ("python script.py", "python *"),
+    ("docker compose up -d", "docker compose up *"),
+    ("docker run -it ubuntu", "docker run *"),
+    ("kubectl get pods", "kubectl get pods *"),
+    ("kubectl apply -f x.yaml", "kubectl apply *"),
+    ("cargo build --release", "cargo build *"),
+    ("go test ./...", "go test *"),
+    ("go mod tidy", "go mod tidy *"),
+    ("make", "make *"),
+    ("jupyter nbconvert --to html a.ipynb", "jupyter nbconvert *"),
+    ("conda env create -f env.yml", "conda env create *"),
+    ("conda install numpy", "conda install *"),
+    ("gh pr list", "gh pr list *"),
+    ("ls -la", "ls *"),
+    ("some-unknown-tool --flag", "some-unknown-tool *"),
+])
+def test_the_always_prefix_keeps_the_words_that_name_the_action(words, prefix):
+    assert always_prefix(words.split()) == prefix
+
+
+def test_an_always_prefix_allows_what_it_promises_and_nothing_more():
+    rules = from_config({"bash": {"*": "ask", "git checkout *": "allow"}})
+    assert evaluate("bash", "git checkout feature/x", rules).action == "allow"
+    assert evaluate("bash", "git push", rules).action == "ask"
+
+
+def test_an_unparseable_line_is_its_own_pattern_and_is_flagged():
+    parsed = parse_command("echo 'unclosed && rm -rf /")
+    assert not parsed.parsed and "could not be parsed" in (parsed.reason or "")
+    assert parsed.patterns[0] == "echo 'unclosed && rm -rf /" and parsed.always == []
+    assert command_patterns("ls $(")[0][0] == "ls $("
+
+
+def test_text_that_only_exists_at_run_time_cannot_be_trusted():
+    for line in ('eval "$CMD"', 'bash -c "$SCRIPT"'):
+        parsed = parse_command(line)
+        assert not parsed.parsed and "only known when the line runs" in (parsed.reason or "")
+    assert parse_command("eval 'ls -la'").patterns == ["eval 'ls -la'", "ls -la"]
+
+
+def test_a_wrapped_command_meets_the_rules_for_the_inner_command_too():
+    rules = from_config({"bash": {"*": "allow", "rm *": "deny"}})
+    patterns, _ = command_patterns("sudo rm -rf /")
+    assert [evaluate("bash", p, rules).action for p in patterns] == ["allow", "deny"]
+
+
+@pytest.fixture
+def root(tmp_path):
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    return root
+
+
+def outside(command: str, root: Path) -> list[Path]:
+    return outside_paths(parse_command(command), root, root)
+
+
+def test_paths_inside_the_workspace_are_fine(root):
+    assert outside("ls src && cat src/a.py && rm -rf build/* && touch new.txt 2>/dev/null", root) == []
+
+
+def test_file_command_arguments_outside_the_workspace_are_found(root, tmp_path):
+    assert outside(f"cat {tmp_path}/notes.txt", root) == [tmp_path / "notes.txt"]
+    assert outside("cp src/a.py ../backup.py", root) == [tmp_path / "backup.py"]
+    assert outside("rm -rf ~/.cache/x", root) == [Path(os.path.expanduser("~/.cache/x")).resolve()]
+
+
+def test_wildcards_cut_the_path_and_dynamic_arguments_are_skipped(root, tmp_path):
+    assert outside(f"rm -rf {tmp_path}/*", root) == [tmp_path]
+    assert outside("rm -rf $DIR/x *.log", root) == []
+
+
+def test_redirections_to_files_outside_are_found_but_not_dev_null(root, tmp_path):
+    assert outside(f"echo hi > {tmp_path}/out.txt 2>&1", root) == [tmp_path / "out.txt"]
+    assert outside("make 2>/dev/null >&2", root) == []
+
+
+def test_a_cd_moves_where_later_paths_resolve(root, tmp_path):
+    assert outside("cd .. && rm -rf other", root) == [tmp_path, tmp_path / "other"]
+    assert outside("cd src && rm ../README.md", root) == []
+
+
+def test_wrapped_and_nested_commands_are_checked_for_paths(root, tmp_path):
+    assert outside(f"sudo rm {tmp_path}/x", root) == [tmp_path / "x"]
+    assert outside(f"echo $(cat {tmp_path}/secret)", root) == [tmp_path / "secret"]
