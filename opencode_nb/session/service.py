@@ -10,6 +10,11 @@ a handful of writes instead of one per token.
 
 The deferred write runs on the running asyncio loop (`loop.call_later`); code that updates parts with
 no loop running (a script, a worker thread) writes through at once.
+
+Within one turn of the event loop, message and part writes are grouped: they are queued with their
+events, and at the end of the turn (`loop.call_soon`, before the loop looks at any I/O) they are
+committed in one transaction and only then published, in order. A step's handful of writes then costs
+one commit instead of one each, and still no event is published before what it shows is stored.
 """
 
 from __future__ import annotations
@@ -21,9 +26,10 @@ import logging
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
-from ..bus import Bus
+from ..bus import Bus, Event
 from ..permission.rules import Grant, Rule
 from .events import MessagePartUpdated, MessageUpdated, SessionCreated, SessionUpdated, Todo, TodoUpdated
 from .models import AssistantMessage, MessageWithParts, Part, ReasoningPart, Session, TextPart, UserMessage, now
@@ -57,6 +63,9 @@ class SessionService:
         """Ids of text and reasoning parts known to be in the store (the newest _RECENTLY_STORED)."""
         self._timer: asyncio.TimerHandle | None = None
         self._timer_loop: asyncio.AbstractEventLoop | None = None
+        self._turn: builtins.list[tuple[Callable[[], None] | None, Event]] = []
+        """Writes and their events queued during the current loop turn, committed together at its end."""
+        self._turn_loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------------------------------ sessions
 
@@ -87,6 +96,7 @@ class SessionService:
             directory=str(directory), title=title or default, parent_id=parent_id, permission=list(permission or [])
         )
         session = session.model_copy(update={"slug": self._unique_slug(title, session.id)})
+        self._end_turn()
         self.store.create_session(session)
         self.bus.publish(SessionCreated(session=session))
         return session
@@ -112,6 +122,7 @@ class SessionService:
             NotFoundError: the session is not stored.
         """
         session = Session.model_validate({**session.model_dump(), **changes, "updated_at": now()})
+        self._end_turn()
         self.store.update_session(session)
         self.bus.publish(SessionUpdated(session=session))
         return session
@@ -135,17 +146,14 @@ class SessionService:
         return self.store.messages(session_id)
 
     def add_message(self, message: UserMessage | AssistantMessage) -> None:
-        self.store.add_message(message)
-        self.bus.publish(MessageUpdated(message=message))
+        self._in_turn(lambda: self.store.add_message(message), MessageUpdated(message=message))
 
     def update_message(self, message: UserMessage | AssistantMessage) -> None:
-        self.store.update_message(message)
-        self.bus.publish(MessageUpdated(message=message))
+        self._in_turn(lambda: self.store.update_message(message), MessageUpdated(message=message))
 
     def add_part(self, part: Part) -> None:
         """Store a new part (or replace it), then publish it."""
-        self._write(part)
-        self.bus.publish(MessagePartUpdated(part=part))
+        self._in_turn(lambda: self._write(part), MessagePartUpdated(part=part))
 
     def update_part(self, part: Part, delta: str | None = None) -> None:
         """Publish a changed part and store it.
@@ -156,9 +164,51 @@ class SessionService:
                 of such a change may wait up to FLUSH_INTERVAL_S. Without a delta the write is immediate.
         """
         streamed = delta is not None and isinstance(part, TextPart | ReasoningPart)
-        if not (streamed and self._defer(part)):
-            self._write(part)
-        self.bus.publish(MessagePartUpdated(part=part, delta=delta))
+        event = MessagePartUpdated(part=part, delta=delta)
+        if streamed and self._defer(part):
+            if self._turn:
+                self._turn.append((None, event))  # keep events in order behind the queued ones
+            else:
+                self.bus.publish(event)
+            return
+        self._in_turn(lambda: self._write(part), event)
+
+    def _in_turn(self, write: Callable[[], None], event: Event) -> None:
+        """Write and publish now, or, on a running loop, queue both for the end of this turn."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None or (self._turn and self._turn_loop is not loop):
+            self._end_turn()
+            write()
+            self.bus.publish(event)
+            return
+        if not self._turn:
+            self._turn_loop = loop
+            loop.call_soon(self._end_turn)
+        self._turn.append((write, event))
+
+    def _end_turn(self) -> None:
+        """Commit the queued writes in one transaction, then publish their events in order."""
+        queued, self._turn = self._turn, []
+        if not queued:
+            return
+        try:
+            with self.store.transaction():
+                for write, _ in queued:
+                    if write is not None:
+                        write()
+        except Exception:
+            # One bad write must not take the others with it: write them one by one.
+            for write, _ in queued:
+                try:
+                    if write is not None:
+                        write()
+                except Exception:
+                    log.exception("could not store a queued change in %s", self.store.path)
+        for _, event in queued:
+            self.bus.publish(event)
 
     def flush(self) -> None:
         """Write every streamed part whose newest version is not stored yet.
@@ -166,6 +216,7 @@ class SessionService:
         A pending timer is left to fire and find nothing to do: cancelling it from a thread other than its
         loop's would not be safe, and an early extra flush costs nothing.
         """
+        self._end_turn()
         with self._lock:
             parts = list(self._dirty.values())
             self._dirty.clear()  # before writing: a part that cannot be written must not fail every flush
@@ -210,6 +261,7 @@ class SessionService:
     # ------------------------------------------------------------------------------------------ todos
 
     def set_todos(self, session_id: str, todos: builtins.list[Todo]) -> None:
+        self._end_turn()
         self.store.set_todos(session_id, todos)
         self.bus.publish(TodoUpdated(session_id=session_id, todos=list(todos)))
 

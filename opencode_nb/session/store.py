@@ -163,6 +163,12 @@ class SessionStore:
         db.execute("COMMIT")
 
     @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Writes made inside, on this thread, commit together: one commit instead of one per statement."""
+        with self._tx():
+            yield
+
+    @contextmanager
     def _snapshot(self) -> Iterator[sqlite3.Connection]:
         """Several reads that see one committed state, however other writers interleave."""
         db = self._db()

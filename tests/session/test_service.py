@@ -182,6 +182,7 @@ async def test_a_streamed_part_never_stored_before_is_stored_before_its_first_ev
     svc.bus.subscribe("message.part.updated", lambda e: on_publish.append(stored_parts(svc, session.id)))
     part = TextPart(session_id=session.id, message_id=msg.id, text="first words")
     svc.update_part(part, delta="first words")
+    await asyncio.sleep(0)  # the loop turn ends: queued writes commit, then their events go out
     assert on_publish == [[part]]
 
 
@@ -203,6 +204,7 @@ async def test_streamed_deltas_are_published_at_once_and_written_coalesced(svc, 
     session, msg = started(svc)
     part = TextPart(session_id=session.id, message_id=msg.id)
     svc.add_part(part)
+    await asyncio.sleep(0)  # the loop turn ends: queued writes commit, then their events go out
     writes = svc.store.part_writes
     chunks = [f"{i} " for i in range(200)]
     part = stream(svc, part, chunks)
@@ -218,6 +220,7 @@ async def test_reasoning_is_coalesced_like_text(svc):
     session, msg = started(svc)
     part = ReasoningPart(session_id=session.id, message_id=msg.id)
     svc.add_part(part)
+    await asyncio.sleep(0)  # the loop turn ends: queued writes commit, then their events go out
     writes = svc.store.part_writes
     part = stream(svc, part, ["let ", "me ", "think"])
     svc.flush()
@@ -229,6 +232,7 @@ async def test_text_streamed_for_longer_than_the_interval_keeps_reaching_the_sto
     session, msg = started(svc)
     part = TextPart(session_id=session.id, message_id=msg.id)
     svc.add_part(part)
+    await asyncio.sleep(0)  # the loop turn ends: queued writes commit, then their events go out
     for i in range(6):
         part = stream(svc, part, [f"{i} "])
         await asyncio.sleep(FLUSH_INTERVAL_S * 0.6)
@@ -240,9 +244,11 @@ async def test_a_state_change_after_deltas_is_written_at_once_and_the_stale_text
     session, msg = started(svc)
     part = TextPart(session_id=session.id, message_id=msg.id, text="a")
     svc.add_part(part)
+    await asyncio.sleep(0)  # the loop turn ends: queued writes commit, then their events go out
     part = stream(svc, part, ["b", "c"])
     ended = part.model_copy(update={"ended_at": 5.0})
     svc.update_part(ended)
+    await asyncio.sleep(0)  # the loop turn ends: queued writes commit, then their events go out
     assert stored_parts(svc, session.id) == [ended]
     await asyncio.sleep(FLUSH_INTERVAL_S * 2)
     assert stored_parts(svc, session.id) == [ended]
@@ -252,6 +258,7 @@ async def test_another_reader_sees_streamed_text_once_the_interval_has_passed(sv
     session, msg = started(svc)
     part = TextPart(session_id=session.id, message_id=msg.id)
     svc.add_part(part)
+    await asyncio.sleep(0)  # the loop turn ends: queued writes commit, then their events go out
     stream(svc, part, ["partial ", "answer"])
     await asyncio.sleep(FLUSH_INTERVAL_S * 2)
     assert stored_parts(svc, session.id)[0].text == "partial answer"
@@ -262,6 +269,7 @@ async def test_flush_messages_and_close_write_buffered_text(svc):
     parts = [TextPart(session_id=session.id, message_id=msg.id) for _ in range(3)]
     for part in parts:
         svc.add_part(part)
+    await asyncio.sleep(0)  # the loop turn ends: queued writes commit, then their events go out
     streamed = [stream(svc, part, [f"text {i}"]) for i, part in enumerate(parts)]
     svc.flush()
     assert stored_parts(svc, session.id) == streamed
@@ -284,7 +292,9 @@ async def test_a_delta_on_a_tool_part_is_written_at_once(svc):
     session, msg = started(svc)
     part = ToolPart(session_id=session.id, message_id=msg.id, call_id="c", tool="bash")
     svc.add_part(part)
+    await asyncio.sleep(0)  # the loop turn ends: queued writes commit, then their events go out
     svc.update_part(part.model_copy(update={"tool": "bash2"}), delta="x")
+    await asyncio.sleep(0)  # the loop turn ends: queued writes commit, then their events go out
     assert stored_parts(svc, session.id)[0].tool == "bash2"
 
 
@@ -335,3 +345,27 @@ def test_grants_live_on_the_root_session_of_a_tree(svc, seen):
 def test_the_root_of_an_unknown_session_is_not_found(svc):
     with pytest.raises(NotFoundError):
         svc.root_of("ses_ghost")
+
+
+async def test_writes_of_one_loop_turn_commit_together_and_their_events_follow_in_order(svc, seen):
+    session, msg = started(svc)
+    await asyncio.sleep(0)
+    commits = []
+    original = svc.store.transaction
+
+    def counted():
+        commits.append(1)
+        return original()
+
+    svc.store.transaction = counted
+    order = []
+    svc.bus.subscribe("message.part.updated", lambda e: order.append(
+        (e.part.id, [p.id for p in stored_parts(svc, session.id)])))
+    parts = [TextPart(session_id=session.id, message_id=msg.id, text=str(i)) for i in range(4)]
+    for part in parts:
+        svc.add_part(part)
+    assert order == []  # nothing is published before it is stored
+    await asyncio.sleep(0)
+    assert commits == [1]
+    assert [part_id for part_id, _ in order] == [p.id for p in parts]
+    assert all(len(stored) == 4 for _, stored in order)
