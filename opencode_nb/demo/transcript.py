@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from ..bus import Bus, Event
 from ..session.models import ReasoningPart, TextPart, ToolPart
+from ..session.subtask import call_title
 
 MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
 
@@ -86,7 +87,7 @@ class Transcript:
                 if part.tool not in ("todowrite", "todoread", "task"):  # todos print on todo.updated
                     self._show(state.output, sid)
             else:
-                self._print(f"  ✗ {part.tool} {_title(state.input)}  ({seconds:.2f}s)", sid)
+                self._print(f"  ✗ {part.tool} {call_title(state.input)}  ({seconds:.2f}s)", sid)
                 self._show(state.error, sid)
 
     def _show(self, text: str, session_id: str) -> None:
@@ -111,10 +112,3 @@ class Transcript:
         e: Any = event
         if e.status == "retry":
             self._print(f"  … retrying (attempt {e.attempt}): {e.message}", e.session_id)
-
-
-def _title(tool_input: dict[str, Any]) -> str:
-    for key in ("path", "command", "pattern", "url"):
-        if key in tool_input:
-            return str(tool_input[key])
-    return ""

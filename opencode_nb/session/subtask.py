@@ -78,7 +78,7 @@ class SubtaskRunner:
                 return
             state = part.state
             tools[part.call_id] = {"tool": part.tool, "status": state.status,
-                                   "title": getattr(state, "title", "") or _title(state.input)}
+                                   "title": getattr(state, "title", "") or call_title(state.input)}
             if update is not None:
                 update(None, {"session_id": child.id, "agent": agent, "tools": list(tools.values())})
 
@@ -169,7 +169,8 @@ class SubtaskRunner:
         state.history.put_part(part)
 
 
-def _title(tool_input: dict[str, Any]) -> str:
+def call_title(tool_input: dict[str, Any]) -> str:
+    """A short label for a tool call from its input, for summaries of calls that have no title yet."""
     for key in ("path", "command", "pattern", "url", "description"):
         if key in tool_input:
             return str(tool_input[key])
