@@ -9,7 +9,20 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from .workspace import Workspace
 
-__all__ = ["Workspace", "__version__"]
+__all__ = ["Workspace", "__version__", "load_ipython_extension", "unload_ipython_extension"]
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """`%load_ext opencode_nb`: the `%agent` magics, live views and the notebook's workspace."""
+    from .kernel import load_ipython_extension as load
+
+    load(shell)
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    from .kernel import unload_ipython_extension as unload
+
+    unload(shell)
 
 
 def __getattr__(name: str) -> Any:

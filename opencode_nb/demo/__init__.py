@@ -11,8 +11,8 @@ from typing import Any, TextIO
 
 from ..permission.events import PermissionAsked
 from ..question.events import QuestionAsked
+from ..views.text import TextTranscript
 from .script import DEMO_PROMPT, DemoModel
-from .transcript import Transcript
 
 DEMO_PERMISSIONS = {"edit": "ask", "bash": {"*": "ask", "python *": "allow", "ls *": "allow"}}
 """Edits and unknown commands ask, so the transcript shows the permission flow."""
@@ -34,7 +34,7 @@ async def demo(model: str | None = None, *, keep: bool = False, out: TextIO | No
     ws = Workspace(project, config, data_dir=workdir / "data")
     if model is None:
         ws.providers.register("scripted", Scripted(respond=DemoModel()))
-    transcript = Transcript(ws.bus, out)
+    transcript = TextTranscript(ws.bus, out)
 
     def policy(event: Any) -> None:
         request = event.request

@@ -121,6 +121,7 @@ class PermissionService:
         if self.policy is not None:
             decision = self.policy(request)
             if decision == "allow" or decision == "deny":
+                self.bus.publish(PermissionAsked(request=request))  # so transcripts show what was decided
                 self._decide_by_policy(request, decision)
                 return
         loop = asyncio.get_running_loop()

@@ -13,7 +13,7 @@ import asyncio
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from .. import id as ids
 from ..bus import Bus
@@ -23,10 +23,12 @@ from .events import QuestionAsked, QuestionInfo, QuestionReplied, QuestionReques
 Answers = list[list[str]]
 """One list per question: the chosen option labels, free text typed instead, or both."""
 
-Policy = Callable[[QuestionRequest], Answers | None]
-"""Answers for runs with nobody to ask; None means ask a person after all."""
+Policy = Callable[[QuestionRequest], "Answers | Literal[False] | None"]
+"""Answers for runs with nobody to ask; False dismisses the questions; None means ask a person after all."""
 
 DISMISSED = "The user dismissed this question without answering."
+DISMISSED_BY_POLICY = ("Nobody is present to answer questions in this run (it runs unattended), so they were "
+                       "dismissed. Go on with your best judgement and say what you assumed.")
 
 
 @dataclass
@@ -53,6 +55,11 @@ class QuestionService:
                                   questions=list(questions))
         if self.policy is not None:
             answers = self.policy(request)
+            if answers is False:
+                self.bus.publish(QuestionAsked(request=request))
+                self.bus.publish(QuestionReplied(session_id=session_id, request_id=request.id,
+                                                 reason="dismissed by policy: nobody is present to answer"))
+                raise RejectedError(DISMISSED_BY_POLICY)
             if answers is not None:
                 answers = normalize(request, answers)
                 self.bus.publish(QuestionAsked(request=request))

@@ -46,6 +46,8 @@ class Session(Frozen):
     archived: bool = False
     cost: float = 0.0
     """Dollars spent on this session's own model calls (children keep their own)."""
+    notebook: str = ""
+    """The notebook that started it, so `%agent sessions` lists that notebook's sessions."""
 
 
 # --------------------------------------------------------------------------------------------- messages

@@ -75,6 +75,7 @@ class SessionService:
         title: str = "",
         parent_id: str | None = None,
         permission: builtins.list[Rule] | None = None,
+        notebook: str = "",
     ) -> Session:
         """Store a new session and publish `session.created`.
 
@@ -84,16 +85,19 @@ class SessionService:
                 which the title agent later replaces.
             parent_id: the session whose task call creates this one.
             permission: rules of this session itself, checked after its agent's.
+            notebook: the notebook that started it (children inherit their parent's).
 
         Raises:
             NotFoundError: `parent_id` names no session.
         """
         if parent_id is not None:
-            self.store.get_session(parent_id)
+            parent = self.store.get_session(parent_id)
+            notebook = notebook or parent.notebook
         stamp = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         default = f"{'Child' if parent_id else 'New'} session - {stamp}"
         session = Session(
-            directory=str(directory), title=title or default, parent_id=parent_id, permission=list(permission or [])
+            directory=str(directory), title=title or default, parent_id=parent_id, permission=list(permission or []),
+            notebook=notebook,
         )
         session = session.model_copy(update={"slug": self._unique_slug(title, session.id)})
         self._end_turn()

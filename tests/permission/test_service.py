@@ -265,8 +265,10 @@ async def test_a_policy_allowing_lets_the_call_through_and_says_why():
     svc, events = service(policy=lambda request: seen.append(request) or "allow")
     await svc.ask("a", "build", "bash", ["make"], ruleset=ASK_BASH)
     assert [r.patterns for r in seen] == [["make"]]
-    assert [e.type for e in events] == ["permission.replied"]
-    assert events[0].reply == "once" and "policy" in events[0].reason
+    # the request is published too, answered at once, so a transcript can show what was decided
+    assert [e.type for e in events] == ["permission.asked", "permission.replied"]
+    assert events[1].reply == "once" and "policy" in events[1].reason
+    assert svc.pending() == []
 
 
 async def test_a_policy_refusing_tells_the_model_it_was_the_policy():

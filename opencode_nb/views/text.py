@@ -1,4 +1,4 @@
-"""A readable plain-text transcript of a session, printed as bus events arrive (the CLI's view)."""
+"""A readable plain-text transcript, printed as bus events arrive: the CLI demo and terminal IPython use it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ..session.subtask import call_title
 MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
 
 
-class Transcript:
+class TextTranscript:
     """Prints finished text, each tool call's outcome, permission decisions and todo changes."""
 
     def __init__(self, bus: Bus, out: TextIO | None = None, *, output_lines: int = 6) -> None:

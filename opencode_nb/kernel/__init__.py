@@ -1,0 +1,117 @@
+"""What exists only inside IPython: the extension, the magics, and the bridge to the workspace.
+
+`load_ipython_extension` registers the magics and the `%%agent` input transformer, starts building the
+workspace on a worker thread, opens the front-end comm and starts the ticker. It imports nothing heavy,
+so `%load_ext opencode_nb` returns in well under 300 ms; the first prompt waits for the workspace if
+it is not ready yet.
+
+The ticker is a task that wakes the kernel's event loop every 0.25 s. ipykernel turns SIGINT into a
+callback that does not wake the loop by itself, so without the ticker an interrupt (■) would wait for
+the next unrelated event before it cancels the awaiting cell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from .magics import AgentMagics, split_line, split_prompt_line
+from .presence import Presence
+from .runner import NotebookAgent
+from .settings import Agent
+from .transform import transform
+
+log = logging.getLogger(__name__)
+
+TICK_S = 0.25
+
+_state: dict[str, Any] = {}
+
+
+def load_ipython_extension(shell: Any) -> None:
+    if "agent" in _state:
+        return  # loaded already: %load_ext twice is harmless
+    from IPython.display import display
+
+    terminal = getattr(shell, "kernel", None) is None
+    settings = Agent(parent=shell, config=shell.config)
+    presence = Presence(terminal=terminal)
+    agent = NotebookAgent(shell, settings, presence)
+    magics = AgentMagics(shell, agent, lambda bundle: display(bundle, raw=True))
+    shell.register_magics(magics)
+    shell.configurables.append(settings)
+    shell.input_transformers_cleanup.insert(0, transform)
+    if not terminal:
+        presence.open_comm()
+    _state.update(agent=agent, magics=magics, settings=settings, shell=shell, terminal=terminal)
+    _state["ticker"] = _start_ticker()
+    agent.start_workspace()
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    agent: NotebookAgent | None = _state.get("agent")
+    if agent is None:
+        return
+    agent.stop()
+    if transform in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.remove(transform)
+    settings = _state.get("settings")
+    if settings in shell.configurables:
+        shell.configurables.remove(settings)
+    ticker = _state.get("ticker")
+    if ticker is not None:
+        ticker.cancel()
+    magics = _state.get("magics")
+    if magics is not None:
+        shell.magics_manager.magics["line"].pop("agent", None)
+        shell.magics_manager.magics["cell"].pop("agent", None)
+    _state.clear()
+
+
+def current() -> NotebookAgent:
+    agent = _state.get("agent")
+    if agent is None:
+        from IPython.core.error import UsageError
+
+        raise UsageError("opencode_nb is not loaded: run %load_ext opencode_nb first")
+    return agent
+
+
+async def run_cell(args: str, body: str) -> None:
+    """What a `%%agent` cell becomes: run its prompt, awaited by the cell."""
+    magics: AgentMagics = _magics()
+    await magics.agent_prompt(args, body)
+
+
+async def run_line(line: str) -> None:
+    """What a top-level `%agent …` line becomes: a subcommand, or a one-line prompt."""
+    magics: AgentMagics = _magics()
+    command, args = split_line(line)
+    if command is not None:
+        magics.display(magics.subcommand(command, args))
+        return
+    options, prompt = split_prompt_line(line)
+    await magics.agent_prompt(options, prompt)
+
+
+def _magics() -> AgentMagics:
+    current()
+    return _state["magics"]
+
+
+def _start_ticker() -> asyncio.Task[None] | None:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None  # terminal IPython: cells run their own loop; nothing to keep awake between them
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+
+    return loop.create_task(tick(), name="opencode-nb-ticker")
+
+
+__all__ = ["Agent", "NotebookAgent", "load_ipython_extension", "run_cell", "run_line",
+           "unload_ipython_extension"]

@@ -1,0 +1,185 @@
+"""`%agent` and `%%agent`: reading what the person typed and handing it to the notebook agent.
+
+Prompt cells normally never reach the magic: the input transformer turns them into awaited calls of
+`run_cell`/`run_line`. The magic itself serves subcommands, and prompts typed where an await is
+impossible (inside a function), which then run detached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shlex
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+if TYPE_CHECKING:
+    from .runner import NotebookAgent
+
+HELP = """\
+%%agent [--agent NAME] [--model PROVIDER/MODEL] [--session ID | --new] [--bg]
+<prompt>                 run the prompt; consecutive cells continue the notebook's session
+%agent <prompt>          the same, in one line
+
+In a prompt: /command args runs a slash command, @agent hands the prompt to a subagent, @path attaches a
+file, {var} inserts a notebook variable ({{ and }} for literal braces).
+
+%agent sessions [--all]  this notebook's sessions (children indented)
+%agent resume ID         continue session ID from the next prompt
+%agent new               start a new session from the next prompt
+%agent agents            the agents, their modes and models
+%agent models            the models known here
+%agent permissions       the rules in force and the "always" approvals of this session
+%agent stop              stop every running agent of this notebook
+%agent config            the resolved configuration (secrets masked)
+%agent help              this text
+
+Settings: %config Agent.model = "anthropic/claude-sonnet-4-6", Agent.agent, Agent.directory, Agent.mode
+(auto|attached|detached), Agent.permission (deny|allow|allow-readonly: how asks are answered when nobody
+is present, e.g. under nbclient)."""
+
+SUBCOMMANDS: dict[str, tuple[int, int]] = {
+    "sessions": (0, 1), "resume": (1, 1), "new": (0, 0), "agents": (0, 0), "models": (0, 0),
+    "permissions": (0, 0), "stop": (0, 0), "config": (0, 0), "help": (0, 0),
+}
+"""Subcommand → (min, max) arguments. A line that does not fit is a prompt: `%agent stop the server`."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        raise UsageError(f"%%agent: {message}. Usage: %%agent [--agent NAME] [--model PROVIDER/MODEL] "
+                         "[--session ID | --new] [--bg]")
+
+
+def parse_options(args: str) -> argparse.Namespace:
+    parser = _Parser(prog="%%agent", add_help=False)
+    parser.add_argument("--agent", "-a")
+    parser.add_argument("--model", "-m")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--session", "-s")
+    group.add_argument("--new", "-n", action="store_true")
+    parser.add_argument("--bg", action="store_true")
+    try:
+        words = shlex.split(args)
+    except ValueError as exc:
+        raise UsageError(f"%%agent: cannot read the options {args!r}: {exc}") from None
+    options, rest = parser.parse_known_args(words)
+    if rest:
+        raise UsageError(f"%%agent: unknown option(s) {' '.join(rest)}; the prompt goes on the lines below "
+                         "%%agent, or after %agent on one line")
+    return options
+
+
+def split_line(line: str) -> tuple[str | None, list[str]]:
+    """A subcommand and its arguments, or (None, []) when the line is a prompt."""
+    words = line.split()
+    if not words or words[0] not in SUBCOMMANDS:
+        return None, []
+    low, high = SUBCOMMANDS[words[0]]
+    args = words[1:]
+    if words[0] == "sessions" and args not in ([], ["--all"]):
+        return None, []
+    if low <= len(args) <= high:
+        return words[0], args
+    return None, []
+
+
+def split_prompt_line(line: str) -> tuple[str, str]:
+    """`%agent --model m fix it` → ("--model m", "fix it"): leading options, then the prompt."""
+    words = line.split(" ")
+    options: list[str] = []
+    flags = {"--bg", "--new", "-n"}
+    valued = {"--agent", "-a", "--model", "-m", "--session", "-s"}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in flags:
+            options.append(word)
+            i += 1
+        elif word in valued and i + 1 < len(words):
+            options += [word, words[i + 1]]
+            i += 2
+        elif not word:
+            i += 1
+        else:
+            break
+    return " ".join(options), " ".join(words[i:])
+
+
+@magics_class
+class AgentMagics(Magics):
+    def __init__(self, shell: Any, agent: NotebookAgent, display: Callable[[dict[str, str]], None]) -> None:
+        super().__init__(shell)
+        self.agent = agent
+        self.display = display
+
+    @line_cell_magic
+    def agent(self, line: str, cell: str | None = None) -> None:
+        """Run a prompt with an agent, or manage sessions: `%agent help` says how."""
+        if cell is None:
+            command, args = split_line(line)
+            if command is not None:
+                self.display(self.subcommand(command, args))
+                return
+            options, prompt = split_prompt_line(line)
+        else:
+            options, prompt = line, cell
+        # Reached only where the prompt cannot be awaited (inside a function or a block): run it detached.
+        coroutine = self.agent_prompt(options, prompt, detach=True)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(coroutine)  # terminal IPython without a running loop: run it to the end here
+            return
+        task = asyncio.ensure_future(coroutine)
+        self.agent.background.add(task)
+        task.add_done_callback(self.agent.background.discard)
+
+    async def agent_prompt(self, options: str, prompt: str, *, detach: bool = False) -> None:
+        from .interpolate import interpolate
+
+        parsed = parse_options(options)
+        if not prompt.strip():
+            raise UsageError("%%agent: the prompt is empty; write it on the lines below %%agent "
+                             "(or after %agent on one line). %agent help lists the subcommands.")
+        text = interpolate(prompt, self.shell.user_ns)
+        await self.agent.prompt(text, agent=parsed.agent, model=parsed.model, session=parsed.session,
+                                new=parsed.new, background=parsed.bg or detach)
+
+    def subcommand(self, command: str, args: list[str]) -> dict[str, str]:
+        from . import listing
+
+        agent = self.agent
+        if command == "help":
+            return listing.text(HELP)
+        if command == "stop":
+            count = agent.stop()
+            return listing.text(f"Stopped {count} running agent{'s' * (count != 1)}." if count else
+                                "No agent is running in this notebook.")
+        ws = agent.workspace()
+        if command == "sessions":
+            return listing.sessions(ws, notebook=agent.notebook_path, current=agent.session_id,
+                                    everything=args == ["--all"])
+        if command == "resume":
+            session = ws.sessions.get(args[0])
+            agent.session_id = session.id
+            return listing.text(f"The next prompt continues “{session.title}” ({session.id}).")
+        if command == "new":
+            session_id = agent.new_session(ws)
+            return listing.text(f"Started a new session ({session_id}); the next prompt goes to it.")
+        if command == "agents":
+            return listing.agents(ws)
+        if command == "models":
+            return listing.models(ws, agent.settings.model)
+        if command == "permissions":
+            name = agent.settings.agent or ws.agents.default.name
+            if agent.session_id:
+                name = ws.loop._last_agent(agent.session_id) or name
+            return listing.permissions(ws, name, agent.session_id, mode=agent.presence.mode,
+                                       policy=agent.settings.permission, reason=agent.presence.reason)
+        if command == "config":
+            return listing.config(ws)
+        raise UsageError(f"%agent: unknown subcommand {command}")

@@ -1,0 +1,119 @@
+"""Is a person looking? Deciding whether asks wait for a click or are answered by policy.
+
+Two signals say a front end is there: our labextension answers the `opencode_nb` comm with a hello, or a
+front end reports that it displayed a view (ipywidgets' `_view_count`, which JupyterLab, Notebook 7 and
+VS Code send when they render a widget). nbclient, `jupyter nbconvert --execute` and other headless runners
+send neither, and `OPENCODE_NB_HEADLESS=1` says so outright. The first prompt waits briefly for a signal;
+without one the kernel is headless for good, and every ask is answered at once by the policy
+(`Agent.permission`: deny, allow or allow-readonly), with the reason shown in the transcript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from typing import Any, Literal
+
+from ..permission.events import PermissionRequest
+from ..question.events import QuestionRequest
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["unknown", "interactive", "headless", "terminal"]
+
+COMM_TARGET = "opencode_nb"
+READONLY = frozenset({"read", "glob", "grep", "list", "todoread", "todowrite"})
+"""What `allow-readonly` lets through: looking, never changing, running or fetching."""
+
+
+class Presence:
+    def __init__(self, *, headless: bool | None = None, terminal: bool = False) -> None:
+        if headless is None:
+            headless = os.environ.get("OPENCODE_NB_HEADLESS", "").strip().lower() in ("1", "true", "yes")
+        self.mode: Mode = "terminal" if terminal else "headless" if headless else "unknown"
+        self.reason = "OPENCODE_NB_HEADLESS is set" if headless else ""
+        self.frontend: dict[str, Any] | None = None
+        """The labextension's hello (`{"hello": …, "path": …}`), when it answered."""
+        self.policy = "deny"
+        self.comm: Any = None
+        self._waiters: list[asyncio.Future[None]] = []
+
+    # ------------------------------------------------------------------------------------------ signals
+
+    def open_comm(self) -> None:
+        """Open the `opencode_nb` comm; the front-end extension answers with a hello when present."""
+        try:
+            from comm import create_comm
+
+            self.comm = create_comm(target_name=COMM_TARGET, data={"hello": "kernel"})
+            self.comm.on_msg(self._on_comm_msg)
+        except Exception:  # no kernel (terminal IPython), or a comm implementation that refuses
+            log.debug("could not open the opencode_nb comm", exc_info=True)
+
+    def _on_comm_msg(self, msg: dict[str, Any]) -> None:
+        data = msg.get("content", {}).get("data", {}) or {}
+        if "hello" in data:
+            self.frontend = dict(data)
+            self.present("the JupyterLab extension answered")
+
+    def watch(self, widget: Any) -> None:
+        """Count the front end's renderings of `widget` as a sign of a person."""
+        if self.mode != "unknown":
+            return
+        widget._view_count = 0
+
+        def seen(change: dict[str, Any]) -> None:
+            if (change.get("new") or 0) > 0:
+                self.present("a front end displayed the view")
+
+        widget.observe(seen, "_view_count")
+
+    def present(self, reason: str) -> None:
+        """A front end showed itself; may be called from any thread."""
+        if self.mode in ("interactive", "terminal"):
+            return
+        self.mode, self.reason = "interactive", reason
+        for waiter in self._waiters:
+            loop = waiter.get_loop()
+            loop.call_soon_threadsafe(lambda w=waiter: w.done() or w.set_result(None))
+
+    async def decide(self, timeout_s: float) -> Mode:
+        """Wait up to `timeout_s` for a front end, once; afterwards answer at once."""
+        if self.mode != "unknown":
+            return self.mode
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        started = time.monotonic()
+        try:
+            await asyncio.wait_for(waiter, timeout_s)
+        except TimeoutError:
+            if self.mode == "unknown":
+                self.mode = "headless"
+                self.reason = f"no front end showed itself within {time.monotonic() - started:.1f} s"
+        finally:
+            self._waiters.remove(waiter)
+        return self.mode
+
+    # ------------------------------------------------------------------------------------------ policies
+
+    @property
+    def interactive(self) -> bool:
+        return self.mode in ("interactive", "terminal", "unknown")
+
+    def permission(self, request: PermissionRequest) -> Literal["allow", "deny"] | None:
+        """The workspace's permission policy: None (ask a person) unless nobody is present."""
+        if self.interactive:
+            return None
+        if self.policy == "allow" or (self.policy == "allow-readonly" and request.permission in READONLY):
+            return "allow"
+        return "deny"
+
+    def question(self, request: QuestionRequest) -> list[list[str]] | Literal[False] | None:
+        """Headless answers: with policy allow, each question's first option; otherwise dismissed."""
+        if self.interactive:
+            return None
+        if self.policy == "allow":
+            return [[q.options[0].label] if q.options else [] for q in request.questions]
+        return False

@@ -1,0 +1,344 @@
+"""Running prompts from notebook cells: which session, which mode, and what the cell shows.
+
+One `NotebookAgent` lives in a kernel. It owns the notebook's workspace (built on a worker thread when the
+extension loads, so `%load_ext` returns at once), the notebook's current session, and the runs in
+flight. Prompts to one session run one after another: a second prompt to a busy session waits its turn,
+and its view says so. Each run happens in a task of its own on the kernel's loop:
+
+- attached: the cell awaits the task, so it stays busy until the agent is done; an interrupt (■) cancels
+  the cell, and we then stop the agent and wait for it to wind down before the cell ends;
+- detached (`--bg`): the cell returns at once and the view keeps updating.
+
+When a run ends its live view is replaced, in place, by the static transcript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .presence import Presence
+from .settings import Agent
+
+if TYPE_CHECKING:
+    from ..session.models import AssistantMessage
+    from ..views import SessionView, ViewHub
+    from ..workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+STOP_GRACE_S = 5.0
+"""How long an interrupted cell waits for the agent to wind down (tools are cancelled, text saved)."""
+BUILTIN_DEMO_PROVIDER = "demo"
+"""`demo/…` models answer with the built-in scripted demo, so notebooks run offline."""
+
+
+@dataclass
+class Run:
+    session_id: str
+    task: asyncio.Task[Any] | None = None
+    view: SessionView | None = None
+    started: bool = False
+    stop_requested: bool = False
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class NotebookAgent:
+    def __init__(self, shell: Any, settings: Agent, presence: Presence) -> None:
+        self.shell = shell
+        self.settings = settings
+        self.presence = presence
+        self.session_id: str | None = None
+        """The notebook's current session: consecutive prompts continue it."""
+        self.runs: list[Run] = []
+        self.background: set[asyncio.Future[Any]] = set()
+        """Prompts started by the magic where no await was possible, kept until they finish."""
+        self._hub: ViewHub | None = None
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._workspace: concurrent.futures.Future[Workspace] | None = None
+        self._workspace_lock = threading.Lock()
+        settings.observe(lambda change: self.reset_workspace(), "directory")
+
+    # ------------------------------------------------------------------------------------------ workspace
+
+    @property
+    def notebook_path(self) -> str | None:
+        """The notebook's path: JupyterLab's hello, else what jupyter_server told the kernel."""
+        if self.presence.frontend and self.presence.frontend.get("path"):
+            return str(self.presence.frontend["path"])
+        return os.environ.get("JPY_SESSION_NAME") or None
+
+    @property
+    def directory(self) -> Path:
+        if self.settings.directory:
+            return Path(self.settings.directory).expanduser()
+        path = os.environ.get("JPY_SESSION_NAME")
+        if path and Path(path).is_absolute() and Path(path).parent.is_dir():
+            return Path(path).parent
+        return Path.cwd()
+
+    def start_workspace(self) -> None:
+        """Build the workspace on a worker thread: importing and validating takes about half a second."""
+        with self._workspace_lock:
+            if self._workspace is not None:
+                return
+            future: concurrent.futures.Future[Workspace] = concurrent.futures.Future()
+            self._workspace = future
+        directory = self.directory
+
+        def build() -> None:
+            try:
+                future.set_result(self._build(directory))
+            except BaseException as exc:
+                future.set_exception(exc)
+
+        threading.Thread(target=build, name="opencode-nb-workspace", daemon=True).start()
+
+    def _build(self, directory: Path) -> Workspace:
+        from ..workspace import Workspace
+
+        ws = Workspace(directory)
+        if BUILTIN_DEMO_PROVIDER not in ws.config.provider:
+            from ..demo.script import DemoModel
+            from ..provider.scripted import Scripted
+
+            ws.providers.register(BUILTIN_DEMO_PROVIDER, Scripted(respond=DemoModel()))
+        ws.permissions.policy = self.presence.permission
+        ws.questions.policy = self.presence.question
+        if self.presence.mode == "terminal":
+            from .terminal import wire
+
+            wire(ws)
+        return ws
+
+    def workspace(self) -> Workspace:
+        """The workspace, waiting for it if it is still being built (re-raises its errors)."""
+        self.start_workspace()
+        assert self._workspace is not None
+        return self._workspace.result()
+
+    async def aworkspace(self) -> Workspace:
+        self.start_workspace()
+        assert self._workspace is not None
+        return await asyncio.wrap_future(self._workspace)
+
+    def reset_workspace(self) -> None:
+        """Build the workspace anew (the directory changed, or the config files did)."""
+        with self._workspace_lock:
+            old, self._workspace = self._workspace, None
+        if self._hub is not None:
+            self._hub.close()
+            self._hub = None
+        self.session_id = None
+        if old is not None and old.done() and old.exception() is None:
+            old.result().close()
+
+    @property
+    def hub(self) -> ViewHub:
+        if self._hub is None:
+            from ..views import ViewHub
+
+            self._hub = ViewHub(self.workspace().bus)
+        return self._hub
+
+    # ------------------------------------------------------------------------------------------ sessions
+
+    def new_session(self, ws: Workspace) -> str:
+        session = ws.sessions.create(str(ws.directory), notebook=self.notebook_path or "")
+        self.session_id = session.id
+        return session.id
+
+    def choose_session(self, ws: Workspace, *, session: str | None, new: bool) -> str:
+        if new:
+            return self.new_session(ws)
+        if session:
+            found = ws.sessions.get(session)  # NotFoundError names the id
+            self.session_id = found.id
+            return found.id
+        if self.session_id is None:
+            return self.new_session(ws)
+        return self.session_id
+
+    def busy(self, session_id: str) -> bool:
+        return any(r.session_id == session_id and not r.done.is_set() for r in self.runs)
+
+    # ------------------------------------------------------------------------------------------ running
+
+    async def prompt(self, text: str, *, agent: str | None = None, model: str | None = None,
+                     session: str | None = None, new: bool = False, background: bool = False) -> Any:
+        ws = await self.aworkspace()
+        session_id = self.choose_session(ws, session=session, new=new)
+        run = Run(session_id)
+        run.task = asyncio.ensure_future(self._run(ws, run, text, agent=agent or self.settings.agent,
+                                                   model=model or self.settings.model))
+        self.runs.append(run)
+        run.task.add_done_callback(lambda _: self._forget(run))
+        if (background or self.detached) and self.presence.mode != "headless":
+            return None  # headless runners shut the kernel down after the last cell: never detach there
+        try:
+            return await asyncio.shield(run.task)
+        except asyncio.CancelledError:
+            # The cell was interrupted (■ / Ctrl-C): stop the agent, let it save and render, then say so.
+            self.stop(run)
+            try:
+                await asyncio.wait_for(asyncio.shield(run.task), STOP_GRACE_S)
+            except (TimeoutError, asyncio.CancelledError):
+                run.task.cancel()
+            raise KeyboardInterrupt("the agent was stopped; what it did so far is kept in the session") from None
+
+    @property
+    def detached(self) -> bool:
+        if self.settings.mode != "auto":
+            return self.settings.mode == "detached"
+        return not _kernel_delivers_to_awaiting_cells()
+
+    def _forget(self, run: Run) -> None:
+        run.done.set()
+        if run in self.runs:
+            self.runs.remove(run)
+
+    def stop(self, run: Run | None = None) -> int:
+        """Stop one run, or every run of this notebook; returns how many were stopped."""
+        runs = [run] if run is not None else list(self.runs)
+        count = 0
+        for item in runs:
+            if item.done.is_set():
+                continue
+            item.stop_requested = True
+            count += 1
+            if item.started:
+                self.workspace().abort(item.session_id)
+            elif item.task is not None:
+                item.task.cancel()
+        return count
+
+    async def _run(self, ws: Workspace, run: Run, text: str, *, agent: str | None, model: str | None) -> Any:
+        from IPython.display import display
+
+        from .. import id as ids
+        from ..errors import OpencodeNbError
+        from ..views import SessionView, transcript_bundle
+        from ..views.records import AskRecorder
+
+        headless = self.presence.mode in ("headless", "terminal")
+        view: SessionView | None = None
+        handle: Any = None
+        if self.presence.mode == "terminal":
+            handle = _Silent()  # the session was printed as it happened
+        elif not headless:
+            view = SessionView(ws, self.hub, run.session_id, floor="~", on_stop=lambda: self.stop(run))
+            run.view = view
+            self.presence.watch(view.widget)
+            handle = display(view.widget, display_id=True)
+        else:
+            handle = display({"text/plain": f"@{agent or ws.agents.default.name} is working…"}, raw=True,
+                             display_id=True)
+        status, result, floor, started = "idle", None, "~", time.time()
+        recorder = AskRecorder(ws.bus, run.session_id)
+        try:
+            await self.presence.decide(self.settings.probe_timeout_s)
+            self.presence.policy = self.settings.permission
+            lock = self._locks.setdefault(run.session_id, asyncio.Lock())
+            if lock.locked() and view is not None:
+                view.status = "queued"
+                view._line("queued", "⏸ queued: another prompt of this session is still running")
+                self.hub.mark(view)
+            async with lock:
+                floor = ids.ascending("message")
+                started = time.time()
+                run.started = True
+                if view is not None:
+                    view.floor = floor
+                    view.start()
+                result = await self._send(ws, run.session_id, text, agent=agent, model=model, view=view)
+                status = _status_of(result, run)
+        except asyncio.CancelledError:
+            status = "stopped"
+            raise
+        except OpencodeNbError as exc:
+            status = "error"
+            result = exc
+        finally:
+            elapsed = time.time() - started
+            if view is not None:
+                view.finish(status)
+            recorder.close()
+            records = recorder.records
+            try:
+                if floor != "~":
+                    bundle = transcript_bundle(ws, run.session_id, since=floor, records=records, status=status,
+                                               elapsed_s=elapsed)
+                else:
+                    bundle = {"text/plain": f"(stopped before it started: {status})"}
+                if isinstance(result, Exception):
+                    bundle = _with_error(bundle, result)
+                elif isinstance(result, str):
+                    bundle = _local_output(result)
+                handle.update(bundle, raw=True)
+            except Exception:
+                log.exception("could not render the transcript")
+        return None
+
+    async def _send(self, ws: Workspace, session_id: str, text: str, *, agent: str | None, model: str | None,
+                    view: SessionView | None) -> AssistantMessage | str | None:
+        from ..command import parse_slash
+
+        slash = parse_slash(text)
+        if slash is not None:
+            return await ws.command(session_id, slash[0], slash[1], agent=agent, model=model)
+        return await ws.prompt(session_id, text.strip(), agent=agent, model=model)
+
+    async def aclose(self) -> None:
+        self.stop()
+        for run in list(self.runs):
+            if run.task is not None:
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(asyncio.shield(run.task), STOP_GRACE_S)
+        if self._hub is not None:
+            self._hub.close()
+        if self._workspace is not None and self._workspace.done() and self._workspace.exception() is None:
+            await self._workspace.result().aclose()
+
+
+class _Silent:
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+def _status_of(result: Any, run: Run) -> str:
+    error = getattr(result, "error", None)
+    if error is not None:
+        return "stopped" if error.kind == "aborted" or run.stop_requested else "error"
+    return "stopped" if run.stop_requested else "idle"
+
+
+def _with_error(bundle: dict[str, str], exc: Exception) -> dict[str, str]:
+    from ..views.markdown import escape
+
+    html = f'<div style="color:#e53935;white-space:pre-wrap">✗ {escape(str(exc))}</div>'
+    return {"text/html": bundle.get("text/html", "") + html, "text/plain": f"{bundle.get('text/plain', '')}\n{exc}"}
+
+
+def _local_output(text: str) -> dict[str, str]:
+    from ..views.markdown import escape
+
+    return {"text/html": f"<pre>{escape(text)}</pre>", "text/plain": text}
+
+
+def _kernel_delivers_to_awaiting_cells() -> bool:
+    """ipykernel 7.4 is the first to dispatch widget messages while a cell awaits."""
+    try:
+        from importlib.metadata import version
+
+        parts = version("ipykernel").split(".")
+        return (int(parts[0]), int(parts[1])) >= (7, 4)
+    except Exception:
+        return False

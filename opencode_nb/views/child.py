@@ -1,0 +1,47 @@
+"""A child session as a collapsible section under the task call that started it.
+
+Collapsed by default, titled `@agent — description` with a live summary (how many tools, running or done).
+Inside is the child's own full session view, so its text, tool cards and prompts (approvals included)
+work exactly as at the top level; grandchildren nest the same way.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as widgets
+
+from ..session.models import ToolPart
+from .render import child_title
+
+if TYPE_CHECKING:
+    from .session import SessionView
+
+
+class ChildSessionView:
+    def __init__(self, session_view: SessionView, *, agent: str, description: str) -> None:
+        self.session = session_view
+        self.agent = agent
+        self.description = description
+        self.widget = widgets.Accordion(children=[session_view.widget], selected_index=None)
+        self.widget.add_class("ocnb-child")
+        self._title = ""
+        self.update_from_call(None)
+
+    @property
+    def session_id(self) -> str:
+        return self.session.session_id
+
+    def update_from_call(self, part: ToolPart | None) -> None:
+        tools: list[dict[str, Any]] = []
+        done = False
+        if part is not None:
+            tools = list((getattr(part.state, "metadata", {}) or {}).get("tools", []))
+            done = part.state.status in ("completed", "error")
+        title = child_title(self.agent, self.description, tools, done)
+        if title != self._title:
+            self._title = title
+            self.widget.set_title(0, title)
+
+    def expand(self, open_: bool = True) -> None:
+        self.widget.selected_index = 0 if open_ else None

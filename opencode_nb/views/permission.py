@@ -1,0 +1,91 @@
+"""The permission prompt: who asks for what, and the buttons that answer.
+
+Click handlers may run on a kernel subshell thread (JupyterLab ≥ 4.4 sends widget messages over
+subshells), so they only call `PermissionService.reply`, which is thread-safe, and hand every widget change
+to the views' loop. The prompt turns into a one-line record when the service publishes the reply, whoever
+gave it: this prompt, another view, `%agent stop`, a policy or a timeout.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+
+from ..errors import NotFoundError
+from ..permission.events import PermissionReplied, PermissionRequest, Reply
+from .render import always_note, permission_html, permission_record_html, permission_record_text
+
+log = logging.getLogger(__name__)
+
+FEEDBACK_PLACEHOLDER = "…or tell the agent what to do instead, then press Reject with feedback"
+
+
+class PermissionPromptView:
+    def __init__(self, request: PermissionRequest, reply: Callable[[str, Reply, str | None], None],
+                 call_soon: Callable[..., None]) -> None:
+        self.request = request
+        self._reply = reply
+        self._call_soon = call_soon
+        self.answered: PermissionReplied | None = None
+        self.allow = widgets.Button(description="Allow once", button_style="success", icon="check",
+                                    tooltip="Let this one call go ahead")
+        self.always = widgets.Button(description="Always allow", button_style="info", icon="check-double",
+                                     tooltip=f"Also allow from now on: {always_note(request)}")
+        self.reject = widgets.Button(description="Reject", button_style="danger", icon="times",
+                                     tooltip="Refuse; the agent stops and waits for you")
+        self.feedback = widgets.Text(placeholder=FEEDBACK_PLACEHOLDER, layout=widgets.Layout(width="60%"))
+        self.send_feedback = widgets.Button(description="Reject with feedback", icon="comment",
+                                            tooltip="Refuse and tell the agent why; it reads this and carries on")
+        self.allow.on_click(lambda _: self.answer("once"))
+        self.always.on_click(lambda _: self.answer("always"))
+        self.reject.on_click(lambda _: self.answer("reject"))
+        self.send_feedback.on_click(lambda _: self.answer("reject", self.feedback.value.strip() or None))
+        self.feedback.on_submit(lambda _: self.answer("reject", self.feedback.value.strip() or None))
+        note = widgets.HTML(f'<span style="font-size:11px;color:#757575">Always allow covers: '
+                            f"{_escape(always_note(request))}</span>")
+        self.widget = widgets.VBox([
+            widgets.HTML(permission_html(request)),
+            widgets.HBox([self.allow, self.always, self.reject]),
+            widgets.HBox([self.feedback, self.send_feedback]),
+            note,
+        ], layout=widgets.Layout(margin="2px 0 6px 0"))
+        self.widget.add_class("ocnb-permission")
+
+    def answer(self, reply: Reply, message: str | None = None) -> None:
+        """Send the person's answer; safe from any thread, and a second click is ignored."""
+        self._call_soon(self._disable)
+        try:
+            self._reply(self.request.id, reply, message)
+        except NotFoundError:
+            pass  # already answered (double click, or answered elsewhere first)
+        except Exception:
+            log.exception("permission reply failed")
+
+    def _disable(self) -> None:
+        for button in (self.allow, self.always, self.reject, self.send_feedback):
+            button.disabled = True
+        self.feedback.disabled = True
+
+    def resolve(self, event: PermissionReplied) -> None:
+        """Collapse to the record of the decision (on the views' loop)."""
+        self.answered = event
+        self.widget.children = (widgets.HTML(self.record_html()),)
+
+    def record_html(self) -> str:
+        assert self.answered is not None
+        return permission_record_html(self.request, self.answered.reply, message=self.answered.message,
+                                      reason=self.answered.reason)
+
+    def record_text(self) -> str:
+        assert self.answered is not None
+        return permission_record_text(self.request, self.answered.reply, message=self.answered.message,
+                                      reason=self.answered.reason)
+
+
+def _escape(text: Any) -> str:
+    from .markdown import escape
+
+    return escape(str(text))

@@ -1,0 +1,276 @@
+"""Pure rendering of session content to HTML and plain text.
+
+The live widgets and the saved transcript show a part the same way because both call these functions;
+they take stored models and return strings, so they are tested without a kernel. Styles are inline and
+limited to what JupyterLab's sanitizer, GitHub and nbviewer keep (colours, borders, fonts, margins).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..permission.events import PermissionRequest, Reply
+from ..question.events import QuestionRequest
+from ..session.events import Todo
+from ..session.models import ReasoningPart, TextPart, ToolPart
+from ..session.subtask import call_title
+from .markdown import escape, markdown_html
+
+ICONS = {
+    "read": "📖", "write": "📝", "edit": "✏️", "bash": "💻", "grep": "🔎", "glob": "🗂️", "list": "📁",
+    "webfetch": "🌐", "todowrite": "☑️", "todoread": "☑️", "task": "🤖", "question": "❓",
+    "plan_enter": "🧭", "plan_exit": "🧭",
+}
+TODO_MARKS = {"pending": "☐", "in_progress": "◐", "completed": "☑", "cancelled": "☒"}
+TEXT_TODO_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
+REPLY_WORDS: dict[str, str] = {"once": "allowed once", "always": "always allowed", "reject": "rejected"}
+
+OUTPUT_LINES = 400
+"""Lines of a tool's output kept in a card; the rest is cut with a note (the model saw its own copy)."""
+OUTPUT_CHARS = 40_000
+TAIL_LINES = 12
+"""Lines of a running command's output shown live."""
+
+MONO = "font-family:var(--jp-code-font-family,monospace);font-size:12px"
+BOX = "margin:2px 0;padding:3px 8px;border-left:3px solid {color};background:var(--jp-layout-color1,#fff)"
+COLORS = {"pending": "#9e9e9e", "running": "#1e88e5", "completed": "#43a047", "error": "#e53935"}
+PRE = f"{MONO};white-space:pre-wrap;margin:4px 0;max-height:24em;overflow:auto"
+
+
+def seconds(value: float) -> str:
+    return f"{value:.1f}s" if value < 60 else f"{int(value // 60)}m{int(value % 60):02d}s"
+
+
+def clip(text: str, lines: int = OUTPUT_LINES, chars: int = OUTPUT_CHARS) -> str:
+    rows = text.splitlines()
+    cut = "\n".join(rows[:lines])
+    if len(cut) > chars:
+        cut = cut[:chars]
+    dropped = len(text) - len(cut)
+    return cut + (f"\n… {dropped:,} more characters" if dropped > 0 and len(rows) > 0 else "")
+
+
+# ---------------------------------------------------------------------------------------------- text
+
+
+def text_html(part: TextPart) -> str:
+    return f'<div class="ocnb-text">{markdown_html(part.text)}</div>'
+
+
+def synthetic_html(text: str) -> str:
+    """A line the system wrote into the conversation (plan/build switches), set apart from the model's."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return (f'<div class="ocnb-synthetic" style="color:#8e24aa;font-style:italic;margin:4px 0">'
+            f"⇄ {escape(first[:300])}</div>")
+
+
+def user_html(text: str, who: str = "you") -> str:
+    return (f'<div class="ocnb-user" style="margin:4px 0;padding:4px 8px;background:rgba(30,136,229,.08);'
+            f'border-radius:4px"><b>{escape(who)}</b>: {escape(text.strip())}</div>')
+
+
+def reasoning_html(part: ReasoningPart, *, open_: bool = False) -> str:
+    state = "" if part.ended_at is not None else " …"
+    return (f'<details class="ocnb-reasoning"{" open" if open_ else ""} style="color:#757575;margin:2px 0">'
+            f"<summary>thinking{state}</summary>{markdown_html(part.text)}</details>")
+
+
+# ---------------------------------------------------------------------------------------------- tools
+
+
+def tool_title(part: ToolPart) -> str:
+    state = part.state
+    title = getattr(state, "title", "") or ""
+    return title or call_title(state.input) or ""
+
+
+def tool_status(part: ToolPart, now: float | None = None) -> str:
+    state = part.state
+    now = time.time() if now is None else now
+    if state.status == "pending":
+        return "pending"
+    if state.status == "running":
+        return f"⏳ running {seconds(max(0.0, now - state.started_at))}"
+    took = seconds(max(0.0, state.ended_at - state.started_at))
+    return f"✓ {took}" if state.status == "completed" else f"✗ {took}"
+
+
+def diff_html(diff: str) -> str:
+    rows = []
+    for line in clip(diff).splitlines():
+        color = ""
+        if line.startswith("+") and not line.startswith("+++"):
+            color = "background:rgba(67,160,71,.15)"
+        elif line.startswith("-") and not line.startswith("---"):
+            color = "background:rgba(229,57,53,.15)"
+        elif line.startswith("@@"):
+            color = "color:#1e88e5"
+        rows.append(f'<span style="{color}">{escape(line)}</span>' if color else escape(line))
+    return f'<pre style="{PRE}">' + "\n".join(rows) + "</pre>"
+
+
+def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = False) -> str:
+    """The card of one tool call: what it is, its state, and what it produced."""
+    state = part.state
+    icon = ICONS.get(part.tool, "🔧")
+    head = (f'<span class="ocnb-tool-head">{icon} <b>{escape(part.tool)}</b> '
+            f'<span style="{MONO}">{escape(tool_title(part)[:200])}</span> '
+            f'<span class="ocnb-tool-state" style="color:{COLORS[state.status]}">'
+            f"{escape(tool_status(part, now))}</span></span>")
+    body = ""
+    metadata: dict[str, Any] = getattr(state, "metadata", {}) or {}
+    if state.status == "running" and metadata.get("output"):
+        tail = "\n".join(str(metadata["output"]).splitlines()[-TAIL_LINES:])
+        body = f'<pre class="ocnb-tail" style="{PRE}">{escape(tail)}</pre>'
+    elif state.status == "completed":
+        inner = ""
+        if metadata.get("diff"):
+            inner += diff_html(str(metadata["diff"]))
+        if state.output.strip() and part.tool not in ("todowrite", "todoread"):
+            lines = state.output.count("\n") + 1
+            inner += (f'<details{" open" if open_ else ""}><summary>output ({lines} line{"s" * (lines != 1)})'
+                      f'</summary><pre style="{PRE}">{escape(clip(state.output))}</pre></details>')
+        for attachment in state.attachments:
+            if attachment.mime.startswith("image/") and attachment.url.startswith("data:"):
+                inner += f'<img src="{escape(attachment.url)}" style="max-width:100%;margin:4px 0"/>'
+        body = inner
+    elif state.status == "error":
+        error = escape(clip(state.error))
+        body = f'<div class="ocnb-error" style="color:#e53935;{MONO};white-space:pre-wrap">{error}</div>'
+    style = BOX.format(color=COLORS[state.status])
+    return f'<div class="ocnb-tool ocnb-{state.status}" style="{style}">{head}{body}</div>'
+
+
+def tool_card_text(part: ToolPart, *, output_lines: int = 6) -> str:
+    state = part.state
+    mark = {"pending": "·", "running": "▸", "completed": "✓", "error": "✗"}[state.status]
+    line = f"{mark} {part.tool} {tool_title(part)}".rstrip()
+    if state.status in ("completed", "error"):
+        line += f"  ({seconds(max(0.0, state.ended_at - state.started_at))})"
+    out = [line]
+    text = state.output if state.status == "completed" else state.error if state.status == "error" else ""
+    if text.strip() and part.tool not in ("todowrite", "todoread", "task"):
+        rows = text.rstrip().splitlines()
+        out += [f"    {row[:160]}" for row in rows[:output_lines]]
+        if len(rows) > output_lines:
+            out.append(f"    … {len(rows) - output_lines} more lines")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------- asks
+
+
+def always_note(request: PermissionRequest) -> str:
+    """What "Always allow" would cover, in words a person can check before clicking."""
+    if not request.always:
+        return "nothing more than this call"
+    if request.always == ["*"]:
+        return f"every {request.permission} by {request.agent} in this session"
+    patterns = ", ".join(request.always)
+    return f"{request.permission} {patterns} by {request.agent} in this session"
+
+
+def permission_html(request: PermissionRequest) -> str:
+    """The question part of a permission prompt (the buttons are widgets beside it)."""
+    patterns = "".join(f"<li><code>{escape(p)}</code></li>" for p in request.patterns) or "<li>(no pattern)</li>"
+    meta = request.metadata
+    extra = ""
+    if meta.get("diff"):
+        extra = diff_html(str(meta["diff"]))
+    elif meta.get("command") and meta.get("command") not in request.patterns:
+        extra = f'<pre style="{PRE}">{escape(str(meta["command"]))}</pre>'
+    return (f'<div class="ocnb-ask" style="{BOX.format(color="#fb8c00")}">'
+            f"🔐 <b>{escape(request.agent)}</b> asks for <b>{escape(request.permission)}</b>"
+            f'<ul style="margin:2px 0">{patterns}</ul>{extra}</div>')
+
+
+def permission_record_html(request: PermissionRequest, reply: Reply, *, message: str | None = None,
+                           reason: str | None = None) -> str:
+    """The one line a prompt collapses to once it has been answered."""
+    icon = "✅" if reply != "reject" else "⛔"
+    who = f" — {escape(reason)}" if reason else ""
+    said = f": “{escape(message)}”" if message else ""
+    patterns = ", ".join(request.patterns)
+    return (f'<div class="ocnb-ask-record" style="margin:2px 0;color:#616161">{icon} {escape(request.agent)} · '
+            f"{escape(request.permission)} <code>{escape(patterns[:200])}</code> — {REPLY_WORDS[reply]}{said}{who}"
+            "</div>")
+
+
+def permission_record_text(request: PermissionRequest, reply: Reply, *, message: str | None = None,
+                           reason: str | None = None) -> str:
+    said = f': "{message}"' if message else ""
+    why = f" ({reason})" if reason else ""
+    return (f"? {request.agent} asked for {request.permission} {', '.join(request.patterns)}: "
+            f"{REPLY_WORDS[reply]}{said}{why}")
+
+
+def question_record_html(request: QuestionRequest, answers: Sequence[Sequence[str]] | None,
+                         reason: str | None = None) -> str:
+    rows = []
+    for i, q in enumerate(request.questions):
+        answer = ", ".join(answers[i]) if answers is not None and i < len(answers) and answers[i] else "—"
+        rows.append(f"❓ {escape(q.question)} → <b>{escape(answer)}</b>")
+    if answers is None:
+        rows.append(f"<i>dismissed{(' — ' + escape(reason)) if reason else ''}</i>")
+    elif reason:
+        rows.append(f"<i>{escape(reason)}</i>")
+    return '<div class="ocnb-question-record" style="margin:2px 0;color:#616161">' + "<br/>".join(rows) + "</div>"
+
+
+def question_record_text(request: QuestionRequest, answers: Sequence[Sequence[str]] | None,
+                         reason: str | None = None) -> str:
+    rows = []
+    for i, q in enumerate(request.questions):
+        answer = ", ".join(answers[i]) if answers is not None and i < len(answers) and answers[i] else "-"
+        rows.append(f"? {q.question} -> {answer}")
+    if answers is None:
+        rows.append(f"  dismissed{(' (' + reason + ')') if reason else ''}")
+    elif reason:
+        rows.append(f"  ({reason})")
+    return "\n".join(rows)
+
+
+# ---------------------------------------------------------------------------------------------- todos
+
+
+def todo_html(todos: Iterable[Todo]) -> str:
+    items = []
+    for todo in todos:
+        style = "text-decoration:line-through;color:#9e9e9e" if todo.status in ("completed", "cancelled") else (
+            "font-weight:bold" if todo.status == "in_progress" else "")
+        items.append(f'<div style="{style}">{TODO_MARKS[todo.status]} {escape(todo.content)}</div>')
+    if not items:
+        return ""
+    return (f'<div class="ocnb-todos" style="{BOX.format(color="#8e24aa")}"><b>Todo</b>' + "".join(items) + "</div>")
+
+
+def todo_text(todos: Iterable[Todo]) -> str:
+    return "\n".join(f"  {TEXT_TODO_MARKS[t.status]} {t.content}" for t in todos)
+
+
+# ---------------------------------------------------------------------------------------------- header
+
+
+def usage_text(tokens: int, cost: float) -> str:
+    return f"{tokens:,} tokens · ${cost:.4f}"
+
+
+def header_html(*, agent: str, model: str, title: str, status: str, elapsed_s: float | None, tokens: int,
+                cost: float) -> str:
+    color = {"running": "#1e88e5", "idle": "#43a047", "retry": "#fb8c00", "stopped": "#e53935",
+             "error": "#e53935"}.get(status, "#757575")
+    clock = f" · {seconds(elapsed_s)}" if elapsed_s is not None else ""
+    return (f'<div class="ocnb-header" style="font-size:12px;color:#616161">'
+            f"<b>@{escape(agent)}</b> · <code>{escape(model)}</code> · {escape(title)} · "
+            f'<span style="color:{color}">{escape(status)}</span>{clock} · {usage_text(tokens, cost)}</div>')
+
+
+def child_title(agent: str, description: str, tools: Sequence[dict[str, Any]], done: bool) -> str:
+    """The header of a child session's collapsible section: who, what, and how far it got."""
+    n = len(tools)
+    state = "done" if done else "running"
+    if any(t.get("status") == "error" for t in tools) and done:
+        state = "done, with errors"
+    return f"@{agent} — {description} · {n} tool{'s' * (n != 1)}, {state}"

@@ -1,0 +1,342 @@
+"""The live view of one session: header, todo list, streamed text, tool cards, prompts and child sessions.
+
+A view keeps the latest value of everything it shows and lets the hub decide when widgets are updated, so
+a burst of deltas costs one widget update per flush. It reads only bus events of its own session (the hub
+routes them) and, for a child created before its view, the store; it writes only replies to the
+permission and question services and Stop requests. Decisions made without the store's knowledge (asks
+and their answers) are kept as records so the saved transcript can show them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as widgets
+
+from ..bus import Event
+from ..session.models import (
+    AssistantMessage,
+    Part,
+    ReasoningPart,
+    RetryPart,
+    TextPart,
+    ToolPart,
+    UserMessage,
+)
+from .child import ChildSessionView
+from .hub import ViewHub
+from .permission import PermissionPromptView
+from .question import QuestionPromptView
+from .render import header_html, reasoning_html, synthetic_html, text_html, user_html
+from .todo import TodoView
+from .tool_card import ToolCardView
+from .transcript import Record
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
+
+
+class _TextItem:
+    """A text or reasoning part: re-rendered only when its text changed since the last flush."""
+
+    def __init__(self, part: TextPart | ReasoningPart, render: Callable[[Any], str]) -> None:
+        self.part: Any = part
+        self.render = render
+        self.widget = widgets.HTML()
+        self._shown: tuple[int, bool] | None = None
+
+    def flush(self) -> None:
+        key = (len(self.part.text), self.part.ended_at is not None)
+        if key != self._shown:
+            self._shown = key
+            self.widget.value = self.render(self.part)
+
+
+class SessionView:
+    """Everything one session shows while it runs, as ipywidgets.
+
+    Args:
+        ws: the workspace whose services receive replies.
+        hub: routes this session's events here and paces updates.
+        session_id: the session to show.
+        floor: a message id; messages older than it are not shown (a prompt cell shows its own exchange,
+            not the whole history). None shows everything (child sessions).
+        root: the top-level view of a prompt cell: it has a header with a Stop button.
+        on_stop: called (on any thread) when Stop is pressed.
+    """
+
+    def __init__(self, ws: Workspace, hub: ViewHub, session_id: str, *, floor: str | None = None,
+                 root: bool = True, on_stop: Callable[[], None] | None = None, replay: bool = False) -> None:
+        self.ws = ws
+        self.hub = hub
+        self.session_id = session_id
+        self.floor = floor
+        self.root = root
+        self.on_stop = on_stop
+        self.status = "starting"
+        self.started_at: float | None = None
+        self.ended_at: float | None = None
+        self.title = ""
+        self.agent = ""
+        self.model = ""
+        self.records: list[Record] = []
+        self.children: dict[str, ChildSessionView] = {}
+        self.cards: dict[str, ToolCardView] = {}
+        self._items: dict[str, Any] = {}
+        self._order: list[widgets.Widget] = []
+        self._shown_order: tuple[int, ...] = ()
+        self._dirty: set[str] = set()
+        self._users: dict[str, bool] = {}
+        self._assistants: dict[str, AssistantMessage] = {}
+        self._prompts: dict[str, PermissionPromptView | QuestionPromptView] = {}
+        self._placing: list[tuple[str | None, widgets.Widget]] = []
+        self._header_shown = ""
+
+        self.header = widgets.HTML()
+        self.stop_button = widgets.Button(description="Stop", icon="stop", button_style="warning",
+                                          tooltip="Stop the agent; what it did so far is kept",
+                                          layout=widgets.Layout(width="auto"))
+        self.stop_button.on_click(lambda _: self.stop())
+        self.todo = TodoView()
+        self.body = widgets.VBox()
+        top = [widgets.HBox([self.stop_button, self.header], layout=widgets.Layout(align_items="center"))] \
+            if root else []
+        self.widget = widgets.VBox([*top, self.todo.widget, self.body])
+        self.widget.add_class("ocnb-session" if root else "ocnb-child-session")
+        self._unwatch = hub.watch(session_id, self)
+        if replay:
+            self._replay()
+
+    # ------------------------------------------------------------------------------------------ lifecycle
+
+    @property
+    def running(self) -> bool:
+        return self.status in ("running", "retry")
+
+    def start(self) -> None:
+        self.status = "running"
+        self.started_at = time.time()
+        self.hub.mark(self)
+
+    def stop(self) -> None:
+        """The Stop button: ask whoever runs the session to stop it; safe from any thread."""
+        if self.on_stop is not None:
+            self.hub.call_soon(self.on_stop)
+        self.hub.call_soon(self._disable_stop)
+
+    def _disable_stop(self) -> None:
+        self.stop_button.disabled = True
+
+    def finish(self, status: str = "idle") -> None:
+        """The run is over: show the final state and stop following the bus."""
+        self.status = status
+        self.ended_at = time.time()
+        self.stop_button.disabled = True
+        for child in self.children.values():
+            child.session.finish(child.session.status if child.session.status != "running" else "idle")
+        self.hub.mark(self)
+        self.hub.flush_all()
+        self._unwatch()
+
+    # ------------------------------------------------------------------------------------------ events
+
+    def handle(self, event: Event) -> None:
+        kind = event.type
+        e: Any = event
+        if kind == "message.part.updated":
+            self._on_part(e.part)
+        elif kind == "message.updated":
+            self._on_message(e.message)
+        elif kind == "session.updated":
+            self.title = e.session.title
+        elif kind == "session.status":
+            if self.status not in ("stopped", "error", "idle") or e.status != "idle":
+                self.status = {"busy": "running", "retry": "retry", "idle": "idle"}[e.status]
+            if e.status == "retry":
+                self._line(f"retry-{e.attempt}", f"⟳ retrying (attempt {e.attempt}): {e.message}")
+        elif kind == "session.error":
+            self._line(f"error-{len(self._items)}", f"✗ {e.error}", color="#e53935")
+        elif kind == "permission.asked":
+            self._on_permission(e.request)
+        elif kind in ("permission.replied", "question.replied"):
+            self._on_replied(e)
+        elif kind == "question.asked":
+            self._on_question(e.request)
+        elif kind == "todo.updated":
+            self.todo.update(e.todos)
+            self._dirty.add("todo")
+        else:
+            return
+        self.hub.mark(self)
+
+    def _visible(self, message_id: str) -> bool:
+        return self.floor is None or message_id >= self.floor
+
+    def _on_message(self, message: UserMessage | AssistantMessage) -> None:
+        if not self._visible(message.id):
+            return
+        if isinstance(message, UserMessage):
+            self._users[message.id] = message.synthetic
+            self.agent = self.agent or message.agent
+        else:
+            self._assistants[message.id] = message
+            self.agent, self.model = message.agent, message.model
+
+    def _on_part(self, part: Part) -> None:
+        if not self._visible(part.message_id):
+            return
+        item = self._items.get(part.id)
+        if item is not None:
+            if isinstance(item, ToolCardView):
+                item.update(part)  # type: ignore[arg-type]
+                self._follow_child(item)
+            else:
+                item.part = part
+            self._dirty.add(part.id)
+            return
+        if isinstance(part, TextPart):
+            if part.message_id in self._users:
+                if self._users[part.message_id] or part.synthetic:
+                    self._add(part.id, _TextItem(part, lambda p: synthetic_html(p.text)))
+                elif not self.root:
+                    self._add(part.id, _TextItem(part, lambda p: user_html(p.text, 'task')))
+            elif part.text or part.ended_at is None:
+                self._add(part.id, _TextItem(part, text_html))
+        elif isinstance(part, ReasoningPart):
+            self._add(part.id, _TextItem(part, reasoning_html))
+        elif isinstance(part, ToolPart):
+            card = ToolCardView(part)
+            self.cards[part.call_id] = card
+            self._add(part.id, card)
+            self._follow_child(card)
+        elif isinstance(part, RetryPart):
+            self._line(part.id, f"⟳ retry {part.attempt}: {part.error}")
+
+    def _follow_child(self, card: ToolCardView) -> None:
+        part = card.part
+        if part.tool != "task" or card.child is not None:
+            return
+        metadata = getattr(part.state, "metadata", {}) or {}
+        child_id = metadata.get("session_id")
+        if not child_id:
+            return
+        view = SessionView(self.ws, self.hub, child_id, root=False, replay=True)
+        view.status = "running"
+        view.started_at = time.time()
+        tool_input = part.state.input
+        child = ChildSessionView(view, agent=str(metadata.get("agent") or tool_input.get("subagent_type") or "?"),
+                                 description=str(tool_input.get("description") or ""))
+        self.children[child_id] = child
+        card.attach_child(child)
+
+    def _on_permission(self, request: Any) -> None:
+        view = PermissionPromptView(request, self.ws.permissions.reply, self.hub.call_soon)
+        self._prompts[request.id] = view
+        self._placing.append((request.tool.call_id if request.tool else None, view.widget))
+
+    def _on_question(self, request: Any) -> None:
+        view = QuestionPromptView(request, self.ws.questions.reply, self.ws.questions.reject, self.hub.call_soon)
+        self._prompts[request.id] = view
+        self._placing.append((None, view.widget))
+
+    def _on_replied(self, event: Any) -> None:
+        view = self._prompts.pop(event.request_id, None)
+        if view is None:
+            return
+        view.resolve(event)
+        call_id = view.request.tool.call_id if isinstance(view, PermissionPromptView) and view.request.tool else None
+        self.records.append(Record(session_id=self.session_id, call_id=call_id, html=view.record_html(),
+                                   text=view.record_text()))
+
+    def _line(self, key: str, text: str, color: str = "#fb8c00") -> None:
+        from .markdown import escape
+
+        if key in self._items:
+            return
+        html = widgets.HTML(f'<div style="color:{color};margin:2px 0">{escape(text)}</div>')
+        self._items[key] = html
+        self._order.append(html)
+
+    def _add(self, key: str, item: Any) -> None:
+        self._items[key] = item
+        self._order.append(item.widget)
+        self._dirty.add(key)
+
+    def _replay(self) -> None:
+        """Show what the store already holds (a child whose first events came before its view)."""
+        for entry in self.ws.sessions.messages(self.session_id):
+            self._on_message(entry.message)
+            for part in entry.parts:
+                self._on_part(part)
+        self.title = self.ws.sessions.get(self.session_id).title
+        self.hub.mark(self)
+
+    # ------------------------------------------------------------------------------------------ output
+
+    def flush(self) -> None:
+        """Push what changed since the last flush to the widgets (the hub calls this, paced)."""
+        now = time.time()
+        dirty, self._dirty = self._dirty, set()
+        for key in dirty:
+            if key == "todo":
+                self.todo.flush()
+                continue
+            item = self._items.get(key)
+            if isinstance(item, ToolCardView):
+                item.flush(now)
+            elif item is not None and hasattr(item, "flush"):
+                item.flush()
+        for card in self.cards.values():
+            if card.running and card.part.id not in dirty:
+                card.flush(now)  # the elapsed time of running tools
+        placing, self._placing = self._placing, []
+        for call_id, widget in placing:
+            card = self.cards.get(call_id) if call_id else None
+            if card is not None:
+                card.add_prompt(widget)
+            else:
+                self._order.append(widget)
+        order = tuple(id(w) for w in self._order)
+        if order != self._shown_order:
+            self._shown_order = order
+            self.body.children = tuple(self._order)
+        if self.root:
+            self._flush_header(now)
+
+    def totals(self) -> tuple[int, float]:
+        """Tokens and dollars of this view's messages and of its children's."""
+        tokens = sum(m.tokens.total for m in self._assistants.values())
+        cost = sum(m.cost for m in self._assistants.values())
+        for child in self.children.values():
+            t, c = child.session.totals()
+            tokens, cost = tokens + t, cost + c
+        return tokens, cost
+
+    def elapsed_s(self, now: float | None = None) -> float | None:
+        if self.started_at is None:
+            return None
+        return (self.ended_at or now or time.time()) - self.started_at
+
+    def _flush_header(self, now: float) -> None:
+        tokens, cost = self.totals()
+        value = header_html(agent=self.agent or "…", model=self.model or "…", title=self.title or "new session",
+                            status=self.status, elapsed_s=self.elapsed_s(now), tokens=tokens, cost=cost)
+        if value != self._header_shown:
+            self._header_shown = value
+            self.header.value = value
+        if not self.running and self.status != "starting" and not self.stop_button.disabled:
+            self.stop_button.disabled = self.status not in ("queued",)
+
+    def all_records(self) -> list[Record]:
+        out = list(self.records)
+        for child in self.children.values():
+            out += child.session.all_records()
+        return out
+
+    def pending_prompts(self) -> list[PermissionPromptView | QuestionPromptView]:
+        out = list(self._prompts.values())
+        for child in self.children.values():
+            out += child.session.pending_prompts()
+        return out

@@ -1,0 +1,152 @@
+"""The static transcript a prompt cell leaves in the saved notebook.
+
+Widget state does not survive a saved notebook, so when a run ends its cell output is replaced by this:
+HTML that reads in JupyterLab without a kernel, on GitHub and in nbviewer (tool outputs and child sessions
+in `<details>`), with a plain-text version beside it for every other reader. It is built from the store,
+which holds everything the run produced, plus the records of asks and answers that only the bus saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..session.models import AssistantMessage, ReasoningPart, TextPart, ToolPart, UserMessage
+from .markdown import escape
+from .render import (
+    child_title,
+    header_html,
+    reasoning_html,
+    seconds,
+    synthetic_html,
+    text_html,
+    todo_html,
+    todo_text,
+    tool_card_html,
+    tool_card_text,
+    usage_text,
+    user_html,
+)
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Record:
+    """An ask and its answer, for the transcript: the store keeps the tool call, not who allowed it."""
+
+    session_id: str
+    call_id: str | None
+    html: str
+    text: str
+
+
+MAX_DEPTH = 6
+
+
+@dataclass
+class _Totals:
+    tokens: int = 0
+    cost: float = 0.0
+    agent: str = ""
+    model: str = ""
+
+
+def transcript_bundle(ws: Workspace, session_id: str, *, since: str | None = None, records: Iterable[Record] = (),
+                      status: str = "idle", elapsed_s: float | None = None) -> dict[str, str]:
+    """The `text/html` and `text/plain` transcript of `session_id` from message `since` on."""
+    by_call: dict[str, list[Record]] = {}
+    loose: dict[str, list[Record]] = {}
+    for record in records:
+        if record.call_id:
+            by_call.setdefault(record.call_id, []).append(record)
+        else:
+            loose.setdefault(record.session_id, []).append(record)
+    totals = _Totals()
+    html_body, text_body = _session(ws, session_id, since, by_call, loose, totals, depth=0)
+    session = ws.sessions.get(session_id)
+    todos = ws.sessions.todos(session_id)
+    head = header_html(agent=totals.agent or "?", model=totals.model or "?", title=session.title, status=status,
+                       elapsed_s=elapsed_s, tokens=totals.tokens, cost=totals.cost)
+    html = (f'<div class="ocnb-transcript" data-session="{escape(session_id)}">{head}{todo_html(todos)}'
+            f"{html_body}</div>")
+    clock = f" · {seconds(elapsed_s)}" if elapsed_s is not None else ""
+    lines = [f"@{totals.agent} · {totals.model} · {session.title} · {status}{clock} · "
+             f"{usage_text(totals.tokens, totals.cost)}"]
+    if todos:
+        lines += ["todo:", todo_text(todos)]
+    lines += text_body
+    return {"text/html": html, "text/plain": "\n".join(lines)}
+
+
+def _session(ws: Workspace, session_id: str, since: str | None, by_call: dict[str, list[Record]],
+             loose: dict[str, list[Record]], totals: _Totals, depth: int) -> tuple[str, list[str]]:
+    html: list[str] = []
+    text: list[str] = []
+    pad = "    " * depth
+    users: dict[str, bool] = {}
+    for entry in ws.sessions.messages(session_id):
+        message = entry.message
+        if since is not None and message.id < since:
+            continue
+        if isinstance(message, UserMessage):
+            users[message.id] = message.synthetic
+        elif isinstance(message, AssistantMessage):
+            totals.tokens += message.tokens.total
+            totals.cost += message.cost
+            if depth == 0 or not totals.agent:
+                totals.agent, totals.model = message.agent, message.model
+            if message.error is not None and message.error.kind != "aborted":
+                html.append(f'<div style="color:#e53935">✗ {escape(message.error.message)}</div>')
+                text.append(f"{pad}error: {message.error.message}")
+            elif message.error is not None:
+                html.append('<div style="color:#e53935">■ stopped</div>')
+                text.append(f"{pad}(stopped)")
+        for part in entry.parts:
+            _part(ws, part, users, since, by_call, loose, totals, depth, html, text)
+    for record in loose.get(session_id, ()):
+        html.append(record.html)
+        text.append(pad + record.text)
+    return "".join(html), text
+
+
+def _part(ws: Workspace, part: Any, users: dict[str, bool], since: str | None, by_call: dict[str, list[Record]],
+          loose: dict[str, list[Record]], totals: _Totals, depth: int, html: list[str], text: list[str]) -> None:
+    pad = "    " * depth
+    if isinstance(part, TextPart):
+        if part.message_id in users:
+            if users[part.message_id] or part.synthetic:
+                html.append(synthetic_html(part.text))
+                text.append(f"{pad}⇄ {part.text.strip().splitlines()[0] if part.text.strip() else ''}")
+            elif depth > 0:
+                html.append(user_html(part.text, "task"))
+                text.append(f"{pad}task: {part.text.strip()}")
+            return
+        if part.text.strip():
+            html.append(text_html(part))
+            text.append("\n".join(pad + line for line in part.text.strip().splitlines()))
+    elif isinstance(part, ReasoningPart) and part.text.strip():
+        html.append(reasoning_html(part))
+    elif isinstance(part, ToolPart):
+        html.append(tool_card_html(part))
+        text.append("\n".join(pad + line for line in tool_card_text(part).splitlines()))
+        for record in by_call.get(part.call_id, ()):
+            html.append(record.html)
+            text.append(pad + "  " + record.text)
+        metadata = getattr(part.state, "metadata", {}) or {}
+        child_id = metadata.get("session_id") if part.tool == "task" else None
+        if child_id and depth < MAX_DEPTH:
+            child_totals = _Totals()
+            child_html, child_text = _session(ws, child_id, None, by_call, loose, child_totals, depth + 1)
+            totals.tokens += child_totals.tokens
+            totals.cost += child_totals.cost
+            done = part.state.status in ("completed", "error")
+            title = child_title(str(metadata.get("agent") or part.state.input.get("subagent_type") or "?"),
+                                str(part.state.input.get("description") or ""), metadata.get("tools", []), done)
+            html.append(f'<details class="ocnb-child" style="margin:2px 0 2px 12px"><summary>{escape(title)}'
+                        f'</summary><div style="margin-left:12px">{child_html}</div></details>')
+            text.append(f"{pad}  ┌ {title}")
+            text.extend(child_text)
+            text.append(f"{pad}  └")
