@@ -9,6 +9,7 @@ OpencodeNbError
 ├── ProviderError    the model API failed; `.retryable` tells the loop whether to try again
 └── ToolError        returned to the model as the tool's result, never a crash
     ├── DeniedError      a rule forbids the call; the model reads why and carries on
+    ├── PolicyRefusedError  nobody is present to ask and the policy refuses; the model carries on
     ├── CorrectedError   the person said no and why; the model reads the feedback and carries on
     └── RejectedError    the person said no; the loop stops
 """
@@ -95,6 +96,10 @@ class DeniedError(ToolError):
             "The user has specified a rule which prevents you from using this specific tool call. "
             f"Here are some of the relevant rules {shown}"
         )
+
+
+class PolicyRefusedError(ToolError):
+    """Nobody is present to ask (a headless run) and its policy refuses: the model reads why and carries on."""
 
 
 class RejectedError(ToolError):

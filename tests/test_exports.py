@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 EXPECTED = {
-    "opencode_nb": {"Workspace", "__version__"},
+    "opencode_nb": {"Workspace", "__version__", "load_ipython_extension", "unload_ipython_extension"},
     "opencode_nb.permission": {
         "Action", "CorrectedError", "DeniedError", "Grant", "GrantStore", "PermissionAsked", "PermissionReplied",
         "PermissionRequest", "PermissionService", "RejectedError", "Reply", "Rule", "Ruleset", "RulesetField",

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from .. import id as ids
 from ..bus import Bus
-from ..errors import CorrectedError, DeniedError, NotFoundError, RejectedError
+from ..errors import CorrectedError, DeniedError, NotFoundError, PolicyRefusedError, RejectedError
 from .events import PermissionAsked, PermissionReplied, PermissionRequest, Reply, ToolRef
 from .rules import Action, Grant, Rule, Ruleset, as_ruleset, evaluate
 from .wildcard import wildcard_match
@@ -96,6 +96,7 @@ class PermissionService:
 
         Raises:
             DeniedError: a rule denies one of the patterns (even if another would only ask).
+            PolicyRefusedError: nobody is present to ask and the policy refuses.
             CorrectedError: the person refused and said why.
             RejectedError: the person (or the policy, or a timeout) refused.
         """
@@ -145,7 +146,7 @@ class PermissionService:
             self._publish(request, "once", reason="allowed by policy: nobody is present to ask")
             return
         self._publish(request, "reject", reason="refused by policy: nobody is present to ask")
-        raise RejectedError(
+        raise PolicyRefusedError(
             f"Permission for {request.permission} {', '.join(request.patterns)} was refused: this run has "
             "nobody to approve it and its policy refuses what it would have to ask for. Do without it, "
             "or say what you need the person to allow."

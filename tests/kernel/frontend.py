@@ -36,7 +36,8 @@ class FakeFrontend:
 
     def _pump(self) -> None:
         while not self._stop:
-            for get, box, timeout in ((self.kc.get_iopub_msg, self.iopub, 0.05), (self.kc.get_shell_msg, self.shell, 0.01)):
+            channels = ((self.kc.get_iopub_msg, self.iopub, 0.05), (self.kc.get_shell_msg, self.shell, 0.01))
+            for get, box, timeout in channels:
                 try:
                     msg = get(timeout=timeout)
                 except queue.Empty:
@@ -61,10 +62,10 @@ class FakeFrontend:
             if data.get("method") in ("update", "echo_update"):
                 with self._lock:
                     self.models.setdefault(content["comm_id"], {}).update(data.get("state", {}))
-        elif kind in ("display_data", "update_display_data") and WIDGET_VIEW in content.get("data", {}):
-            if self.render_views:
-                model_id = content["data"][WIDGET_VIEW]["model_id"]
-                self.send_comm(model_id, {"method": "update", "state": {"_view_count": 1}, "buffer_paths": []})
+        elif kind in ("display_data", "update_display_data") and WIDGET_VIEW in content.get("data", {}) \
+                and self.render_views:
+            model_id = content["data"][WIDGET_VIEW]["model_id"]
+            self.send_comm(model_id, {"method": "update", "state": {"_view_count": 1}, "buffer_paths": []})
 
     # ------------------------------------------------------------------------------------------ sending
 
@@ -113,6 +114,10 @@ class FakeFrontend:
                 return next((m for m in self.shell if m["parent_header"].get("msg_id") == msg_id), None)
 
         return self.wait_for(found, timeout, f"the execute_reply of {msg_id}")
+
+    def reply_or_none(self, msg_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            return next((m for m in self.shell if m["parent_header"].get("msg_id") == msg_id), None)
 
     def done(self, msg_id: str, timeout: float = 30.0) -> dict[str, Any]:
         """The execute_reply, after the cell's last output has arrived (iopub idle)."""

@@ -4,7 +4,7 @@ import threading
 import pytest
 
 from opencode_nb.bus import Bus
-from opencode_nb.errors import CorrectedError, DeniedError, NotFoundError, RejectedError
+from opencode_nb.errors import CorrectedError, DeniedError, NotFoundError, PolicyRefusedError, RejectedError
 from opencode_nb.permission import Grant, PermissionService, Rule, ToolRef, from_config
 
 ASK_BASH = from_config({"*": "allow", "bash": "ask"})
@@ -273,9 +273,9 @@ async def test_a_policy_allowing_lets_the_call_through_and_says_why():
 
 async def test_a_policy_refusing_tells_the_model_it_was_the_policy():
     svc, events = service(policy=lambda request: "deny")
-    with pytest.raises(RejectedError, match="policy") as err:
+    with pytest.raises(PolicyRefusedError, match="policy") as err:
         await svc.ask("a", "build", "bash", ["make"], ruleset=ASK_BASH)
-    assert not isinstance(err.value, CorrectedError)
+    assert not isinstance(err.value, RejectedError), "the model carries on without the call"
     assert events[-1].reply == "reject" and "policy" in events[-1].reason
     assert svc.pending() == []
 
