@@ -43,7 +43,6 @@ class PermissionPromptView:
         self.always.on_click(lambda _: self.answer("always"))
         self.reject.on_click(lambda _: self.answer("reject"))
         self.send_feedback.on_click(lambda _: self.answer("reject", self.feedback.value.strip() or None))
-        self.feedback.on_submit(lambda _: self.answer("reject", self.feedback.value.strip() or None))
         note = widgets.HTML(f'<span style="font-size:11px;color:#757575">Always allow covers: '
                             f"{_escape(always_note(request))}</span>")
         self.widget = widgets.VBox([

@@ -48,7 +48,6 @@ class QuestionPromptView:
             if buttons:
                 rows.append(widgets.HBox(buttons, layout=widgets.Layout(flex_flow="row wrap")))
             text = widgets.Text(placeholder="Type your own answer", layout=widgets.Layout(width="60%"))
-            text.on_submit(lambda _: self.submit())
             self.free_text.append(text)
             rows.append(text)
         self.submit_button = widgets.Button(description="Submit", button_style="primary", icon="paper-plane")

@@ -1,0 +1,45 @@
+"""Rendering is pure: the same HTML for the live card and the saved transcript, and no raw model HTML."""
+
+from __future__ import annotations
+
+from opencode_nb.permission.events import PermissionRequest
+from opencode_nb.session.models import TextPart, ToolCompleted, ToolErrored, ToolPart, ToolRunning
+from opencode_nb.views.render import always_note, permission_html, text_html, tool_card_html, tool_card_text
+
+
+def part(state):
+    return ToolPart(session_id="s", message_id="m", call_id="c", tool="edit", state=state)
+
+
+def test_model_html_is_escaped_not_rendered():
+    html = text_html(TextPart(session_id="s", message_id="m", text="**bold** <script>alert(1)</script>"))
+    assert "<strong>bold</strong>" in html and "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_a_completed_edit_shows_its_diff_and_collapsible_output():
+    state = ToolCompleted(input={"path": "a.py"}, output="Edited a.py", title="a.py", started_at=1.0, ended_at=2.5,
+                          metadata={"diff": "--- a.py\n+++ a.py\n-x = 1\n+x = 2\n"})
+    html = tool_card_html(part(state))
+    assert "✓ 1.5s" in html and "<details>" in html and "+x = 2" in html and "rgba(67,160,71" in html
+    assert tool_card_text(part(state)).startswith("✓ edit a.py  (1.5s)")
+
+
+def test_a_running_bash_card_shows_the_tail_of_its_output():
+    state = ToolRunning(input={"command": "make"}, title="make", started_at=10.0,
+                        metadata={"output": "\n".join(f"line {i}" for i in range(100))})
+    card = ToolPart(session_id="s", message_id="m", call_id="c", tool="bash", state=state)
+    html = tool_card_html(card, now=13.0)
+    assert "running 3.0s" in html and "line 99" in html and "line 50" not in html
+
+
+def test_an_error_card_shows_the_message():
+    state = ToolErrored(input={"path": "x"}, error="File not found: x", started_at=1.0, ended_at=1.1)
+    assert "File not found: x" in tool_card_html(part(state)) and "✗" in tool_card_html(part(state))
+
+
+def test_the_permission_prompt_names_agent_patterns_and_what_always_covers():
+    request = PermissionRequest(id="p", session_id="s", agent="explore", permission="bash",
+                                patterns=["npm test -- --watch"], always=["npm test *"])
+    html = permission_html(request)
+    assert "explore" in html and "npm test -- --watch" in html
+    assert always_note(request) == "bash npm test * by explore in this session"
