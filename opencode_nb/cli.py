@@ -29,6 +29,8 @@ def _parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run a whole agent session on a sample project (offline by default)")
     demo.add_argument("--model", help="use a real model, e.g. anthropic/claude-sonnet-4-6 (needs its API key)")
     demo.add_argument("--keep", action="store_true", help="keep the project copy and session store afterwards")
+    demo.add_argument("--notebook", nargs="?", const="", metavar="PATH",
+                      help="execute the quickstart notebook (or PATH) headless and write <name>.executed.ipynb")
     sessions = sub.add_parser("sessions", help="list the sessions of the project directory")
     sessions.add_argument("--limit", type=int, default=20)
     return parser
@@ -40,9 +42,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _parser().print_help()
         return 0
     if args.command == "demo":
-        from .demo import run_demo
+        from .demo import run_demo, run_notebook
 
         try:
+            if args.notebook is not None:
+                return run_notebook(Path(args.notebook) if args.notebook else None)
             return run_demo(args.model, keep=args.keep)
         except OpencodeNbError as exc:
             print(f"opencode-nb demo: {exc}", file=sys.stderr)

@@ -42,3 +42,25 @@ async def test_with_a_real_model_the_same_demo_talks_to_its_api(tmp_path, monkey
         assert server.received[0].body["messages"][0]["content"][0]["text"].startswith("The average temperature")
     finally:
         server.close()
+
+
+def test_demo_notebook_executes_the_quickstart_headless_and_saves_the_transcripts(tmp_path, monkeypatch):
+    import shutil
+
+    import nbformat
+
+    from opencode_nb.demo import quickstart_path, run_notebook
+
+    notebook = tmp_path / "quickstart.ipynb"
+    shutil.copy(quickstart_path(), notebook)
+    monkeypatch.setenv("OPENCODE_NB_DATA_DIR", str(tmp_path / "data"))
+    out = io.StringIO()
+    assert run_notebook(notebook, out=out) == 0
+    executed = nbformat.read(tmp_path / "quickstart.executed.ipynb", as_version=4)
+    html = "".join(o.get("data", {}).get("text/html", "") for c in executed.cells for o in c.get("outputs", []))
+    assert 'class="ocnb-transcript"' in html
+    assert '<details class="ocnb-child"' in html and "@explore — Survey the project" in html
+    assert "allowed once" in html and "allowed by policy: nobody is present to ask" in html
+    assert "Switch to the plan agent" in html and "plan_exit" in html
+    assert "ocnb-todos" in html and "Run the self-check" in html
+    assert "all checks passed" in html

@@ -18,6 +18,57 @@ DEMO_PERMISSIONS = {"edit": "ask", "bash": {"*": "ask", "python *": "allow", "ls
 """Edits and unknown commands ask, so the transcript shows the permission flow."""
 
 
+def sample_project(destination: str | Path | None = None) -> Path:
+    """A fresh copy of the demo's sample project, with the demo's permission rules in its opencode.yaml.
+
+    The quickstart notebook works on this copy, so running it never touches anything of yours.
+    """
+    import yaml
+
+    parent = Path(destination) if destination else Path(tempfile.mkdtemp(prefix="opencode-nb-quickstart-"))
+    project = parent / "weather-stats"
+    with as_file(files(__package__).joinpath("sample")) as sample:
+        shutil.copytree(sample, project, dirs_exist_ok=True)
+    (project / "opencode.yaml").write_text(yaml.safe_dump({"permission": DEMO_PERMISSIONS}), encoding="utf-8")
+    return project
+
+
+def quickstart_path() -> Path:
+    """The quickstart notebook: the repository's copy in a checkout, else the one installed with the package."""
+    checkout = Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb"
+    if checkout.is_file():
+        return checkout
+    with as_file(files(__package__).joinpath("quickstart.ipynb")) as packaged:
+        return Path(packaged)
+
+
+def run_notebook(path: Path | None = None, *, timeout_s: int = 600, out: TextIO | None = None) -> int:
+    """Execute the quickstart headless with nbclient and write `<name>.executed.ipynb` beside it."""
+    import os
+    import sys
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    out = out or sys.stdout
+    path = path or quickstart_path()
+    notebook = nbformat.read(path, as_version=4)
+    os.environ.setdefault("OPENCODE_NB_HEADLESS", "1")
+    client = NotebookClient(notebook, timeout=timeout_s, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    print(f"executing {path} …", file=out)
+    client.execute()
+    target = path.with_name(path.stem + ".executed.ipynb")
+    nbformat.write(notebook, target)
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            text = output.get("data", {}).get("text/plain") or output.get("text") or ""
+            if text:
+                print(text if isinstance(text, str) else "".join(text), file=out)
+    print(f"\nwrote {target}", file=out)
+    return 0
+
+
 def run_demo(model: str | None = None, *, keep: bool = False, out: TextIO | None = None) -> int:
     return asyncio.run(demo(model, keep=keep, out=out))
 
