@@ -22,8 +22,9 @@ from ..bus import Bus, Event
 
 log = logging.getLogger(__name__)
 
-FLUSH_INTERVAL_S = 0.1
-"""Widget updates go out at most this often (≤ 10 per second), and at least this soon after a change."""
+FLUSH_INTERVAL_S = 0.2
+"""Views flush at most this often, and at least this soon after a change: with the header's once-a-second
+clock that keeps a streaming answer under 10 widget updates a second."""
 CLOCK_INTERVAL_S = 1.0
 """Running views refresh their elapsed-time display this often."""
 

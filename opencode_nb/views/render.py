@@ -261,7 +261,8 @@ def header_html(*, agent: str, model: str, title: str, status: str, elapsed_s: f
                 cost: float) -> str:
     color = {"running": "#1e88e5", "idle": "#43a047", "retry": "#fb8c00", "stopped": "#e53935",
              "error": "#e53935"}.get(status, "#757575")
-    clock = f" · {seconds(elapsed_s)}" if elapsed_s is not None else ""
+    clock = f" · {int(elapsed_s)}s" if elapsed_s is not None and status in ("running", "retry") else (
+        f" · {seconds(elapsed_s)}" if elapsed_s is not None else "")
     return (f'<div class="ocnb-header" style="font-size:12px;color:#616161">'
             f"<b>@{escape(agent)}</b> · <code>{escape(model)}</code> · {escape(title)} · "
             f'<span style="color:{color}">{escape(status)}</span>{clock} · {usage_text(tokens, cost)}</div>')

@@ -29,7 +29,8 @@ from .child import ChildSessionView
 from .hub import ViewHub
 from .permission import PermissionPromptView
 from .question import QuestionPromptView
-from .render import header_html, reasoning_html, synthetic_html, text_html, user_html
+from .markdown import markdown_html
+from .render import header_html, reasoning_html, synthetic_html, user_html
 from .todo import TodoView
 from .tool_card import ToolCardView
 from .transcript import Record
@@ -39,19 +40,90 @@ if TYPE_CHECKING:
 
 
 class _TextItem:
-    """A text or reasoning part: re-rendered only when its text changed since the last flush."""
+    """A short part (a user line, a synthetic switch, reasoning): re-rendered whole when it changed."""
 
-    def __init__(self, part: TextPart | ReasoningPart, render: Callable[[Any], str]) -> None:
+    def __init__(self, part: TextPart | ReasoningPart, render: Callable[[Any], str], *,
+                 min_interval_s: float = 0.0) -> None:
         self.part: Any = part
         self.render = render
+        self.min_interval_s = min_interval_s
         self.widget = widgets.HTML()
         self._shown: tuple[int, bool] | None = None
+        self._at = 0.0
 
     def flush(self) -> None:
         key = (len(self.part.text), self.part.ended_at is not None)
-        if key != self._shown:
-            self._shown = key
-            self.widget.value = self.render(self.part)
+        if key == self._shown:
+            return
+        now = time.monotonic()
+        if not key[1] and now - self._at < self.min_interval_s:
+            return  # still streaming and shown recently; a later flush catches up
+        self._shown, self._at = key, now
+        self.widget.value = self.render(self.part)
+
+
+FREEZE_CHARS = 8000
+"""Streamed text longer than this past its last settled paragraph is split there (see `_StreamedText`)."""
+
+
+class _StreamedText:
+    """The model's text, rendered so that each character is turned into HTML about once.
+
+    Re-rendering a long answer on every flush would cost time and bandwidth in proportion to its length.
+    Paragraphs before the last blank line outside a code fence cannot change any more: they are rendered
+    once and their HTML kept; each flush renders only the paragraph still being written. Once the kept
+    HTML passes `FREEZE_CHARS` of text it moves into a widget of its own that is never sent again.
+    """
+
+    def __init__(self, part: TextPart) -> None:
+        self.part: Any = part
+        self.frozen = 0
+        """Characters of the text already in block widgets."""
+        self.settled = 0
+        """Characters of the text whose HTML is in `_settled_html` (after the blocks)."""
+        self._settled_html = ""
+        self.tail = widgets.HTML()
+        self.widget = widgets.VBox([self.tail], layout=widgets.Layout(margin="0"))
+        self.widget.add_class("ocnb-text-stream")
+        # Blocks share the tail's layout and style: a new block is then one widget, not three.
+        self._block_traits = {"layout": self.tail.layout, "style": self.tail.style}
+        self._shown: tuple[int, bool] | None = None
+
+    def flush(self) -> None:
+        text: str = self.part.text
+        key = (len(text), self.part.ended_at is not None)
+        if key == self._shown:
+            return
+        self._shown = key
+        boundary = settled_boundary(text, self.settled)
+        if boundary > self.settled:
+            self._settled_html += markdown_html(text[self.settled:boundary])
+            self.settled = boundary
+        if self.settled - self.frozen > FREEZE_CHARS and self.part.ended_at is None:
+            block = widgets.HTML(self._settled_html, **self._block_traits)
+            self.frozen, self._settled_html = self.settled, ""
+            self.widget.children = (*self.widget.children[:-1], block, self.tail)
+        self.tail.value = self._settled_html + markdown_html(text[self.settled:])
+
+    @property
+    def value(self) -> str:
+        return "".join(w.value for w in self.widget.children)
+
+
+def settled_boundary(text: str, start: int) -> int:
+    """The end of the last blank line after `start` that is outside a code fence, or `start`."""
+    fenced = text.count("```", 0, start) % 2 == 1
+    best = start
+    index = start
+    while True:
+        found = text.find("\n\n", index)
+        if found < 0:
+            break
+        fenced ^= text.count("```", index, found) % 2 == 1
+        index = found + 2
+        if not fenced:
+            best = index
+    return best
 
 
 class SessionView:
@@ -203,9 +275,9 @@ class SessionView:
                 elif not self.root:
                     self._add(part.id, _TextItem(part, lambda p: user_html(p.text, 'task')))
             elif part.text or part.ended_at is None:
-                self._add(part.id, _TextItem(part, text_html))
+                self._add(part.id, _StreamedText(part))
         elif isinstance(part, ReasoningPart):
-            self._add(part.id, _TextItem(part, reasoning_html))
+            self._add(part.id, _TextItem(part, reasoning_html, min_interval_s=1.0))
         elif isinstance(part, ToolPart):
             card = ToolCardView(part)
             self.cards[part.call_id] = card

@@ -144,7 +144,7 @@ async def test_streaming_text_is_coalesced_into_few_widget_updates(tmp_path, rec
     assert len(deltas) > 100
     assert hub.flushes < len(deltas) / 10, "many deltas share one flush"
     assert len(updates) <= hub.flushes * 3
-    assert view.body.children[-1].value.count("word") == 4000
+    assert html_of(view.body.children[-1]).count("word") == 4000
     await ws.aclose()
 
 
