@@ -27,9 +27,9 @@ from ..session.models import (
 )
 from .child import ChildSessionView
 from .hub import ViewHub
+from .markdown import markdown_html
 from .permission import PermissionPromptView
 from .question import QuestionPromptView
-from .markdown import markdown_html
 from .render import header_html, reasoning_html, synthetic_html, user_html
 from .todo import TodoView
 from .tool_card import ToolCardView
