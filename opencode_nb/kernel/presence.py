@@ -14,10 +14,11 @@ import asyncio
 import logging
 import os
 import time
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from ..permission.events import PermissionRequest
-from ..question.events import QuestionRequest
+if TYPE_CHECKING:  # the extension must load fast: pydantic models are imported with the workspace
+    from ..permission.events import PermissionRequest
+    from ..question.events import QuestionRequest
 
 log = logging.getLogger(__name__)
 
