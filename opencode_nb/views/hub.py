@@ -139,11 +139,10 @@ class ViewHub:
 
     def _tick(self) -> None:
         self._clock = None
-        running = [w for ws in self._watchers.values() for w in ws if w.running]
-        for watcher in running:
+        for watcher in [w for ws in self._watchers.values() for w in ws if w.running]:
             self.mark(watcher)
-        if running:
-            self._ensure_clock()
+        if self._watchers:
+            self._ensure_clock()  # views may start running later (after the front-end probe, a queue)
 
     def _running_loop(self) -> asyncio.AbstractEventLoop | None:
         try:

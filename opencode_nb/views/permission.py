@@ -38,7 +38,8 @@ class PermissionPromptView:
                                      tooltip="Refuse; the agent stops and waits for you")
         self.feedback = widgets.Text(placeholder=FEEDBACK_PLACEHOLDER, layout=widgets.Layout(width="60%"))
         self.send_feedback = widgets.Button(description="Reject with feedback", icon="comment",
-                                            tooltip="Refuse and tell the agent why; it reads this and carries on")
+                                            tooltip="Refuse and tell the agent why; it reads this and carries on",
+                                            layout=widgets.Layout(width="auto"))
         self.allow.on_click(lambda _: self.answer("once"))
         self.always.on_click(lambda _: self.answer("always"))
         self.reject.on_click(lambda _: self.answer("reject"))
