@@ -46,6 +46,8 @@ def load_ipython_extension(shell: Any) -> None:
         presence.open_comm()
     _state.update(agent=agent, magics=magics, settings=settings, shell=shell, terminal=terminal)
     _state["ticker"] = _start_ticker()
+    if not terminal:
+        _install_interrupt(shell, agent)
     agent.start_workspace()
 
 
@@ -62,6 +64,9 @@ def unload_ipython_extension(shell: Any) -> None:
     ticker = _state.get("ticker")
     if ticker is not None:
         ticker.cancel()
+    restore = _state.get("restore_interrupt")
+    if restore is not None:
+        restore()
     magics = _state.get("magics")
     if magics is not None:
         shell.magics_manager.magics["line"].pop("agent", None)
@@ -98,6 +103,42 @@ async def run_line(line: str) -> None:
 def _magics() -> AgentMagics:
     current()
     return _state["magics"]
+
+
+def _install_interrupt(shell: Any, agent: NotebookAgent) -> None:
+    """Make the kernel's interrupt (■) also stop agents running detached.
+
+    ipykernel ignores SIGINT between messages and, while it handles one, installs Python's default handler
+    (or, for an awaiting cell, a handler that cancels the cell), restoring afterwards the handler it saved
+    (`kernel.saved_sigint_handler`). Putting ours there makes an interrupt of an idle kernel stop the
+    detached runs; an interrupted cell behaves exactly as before.
+    """
+    import signal
+
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None or not hasattr(kernel, "saved_sigint_handler"):
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    idle_previous = kernel.saved_sigint_handler
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if agent.runs:
+            loop.call_soon_threadsafe(agent.stop)
+        elif callable(idle_previous):
+            idle_previous(signum, frame)
+
+    kernel.saved_sigint_handler = on_sigint
+
+    def restore() -> None:
+        if kernel.saved_sigint_handler is on_sigint:
+            kernel.saved_sigint_handler = idle_previous
+        if signal.getsignal(signal.SIGINT) is on_sigint:
+            signal.signal(signal.SIGINT, idle_previous)
+
+    _state["restore_interrupt"] = restore
 
 
 def _start_ticker() -> asyncio.Task[None] | None:

@@ -20,12 +20,13 @@ def kernel(tmp_path: Path) -> Iterator[Callable[..., FakeFrontend]]:
     started: list[FakeFrontend] = []
 
     def start(script: list[dict[str, Any]], *, permission: Any = None, render_views: bool = True,
-              env: dict[str, str] | None = None, files: dict[str, str] | None = None) -> FakeFrontend:
+              env: dict[str, str] | None = None, files: dict[str, str] | None = None,
+              hello: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> FakeFrontend:
         project = tmp_path / "project"
         project.mkdir(exist_ok=True)
         subprocess.run(["git", "init", "-q", str(project)], check=True)
         config = {"model": "scripted/test", "permission": permission or ASK_BASH,
-                  "provider": {"scripted": {"script": script}}}
+                  "provider": {"scripted": {"script": script}}, **(extra or {})}
         (project / "opencode.yaml").write_text(yaml.safe_dump(config))
         for name, content in (files or {}).items():
             (project / name).write_text(content)
@@ -33,7 +34,7 @@ def kernel(tmp_path: Path) -> Iterator[Callable[..., FakeFrontend]]:
                       if not k.startswith("OPENCODE_NB_") and k not in ("JPY_SESSION_NAME", "CI")}
         kernel_env.update({"OPENCODE_NB_DATA_DIR": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")})
         kernel_env.update(env or {})
-        frontend = FakeFrontend(str(project), kernel_env, render_views=render_views)
+        frontend = FakeFrontend(str(project), kernel_env, render_views=render_views, hello=hello)
         started.append(frontend)
         assert frontend.run("%load_ext opencode_nb")["content"]["status"] == "ok"
         return frontend

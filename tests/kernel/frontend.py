@@ -21,9 +21,12 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 class FakeFrontend:
-    def __init__(self, cwd: str, env: dict[str, str], *, render_views: bool = True) -> None:
+    def __init__(self, cwd: str, env: dict[str, str], *, render_views: bool = True,
+                 hello: dict[str, Any] | None = None) -> None:
         self.km, self.kc = start_new_kernel(kernel_name="python3", cwd=cwd, env=env)
         self.render_views = render_views
+        self.hello = hello
+        """What the JupyterLab extension answers on the `opencode_nb` comm; None: no extension."""
         self.iopub: list[dict[str, Any]] = []
         self.shell: list[dict[str, Any]] = []
         self.models: dict[str, dict[str, Any]] = {}
@@ -53,7 +56,9 @@ class FakeFrontend:
 
     def _observe(self, msg: dict[str, Any]) -> None:
         kind, content = msg["msg_type"], msg["content"]
-        if kind == "comm_open" and content.get("target_name") == "jupyter.widget":
+        if kind == "comm_open" and content.get("target_name") == "opencode_nb" and self.hello is not None:
+            self.send_comm(content["comm_id"], self.hello)
+        elif kind == "comm_open" and content.get("target_name") == "jupyter.widget":
             state = dict(content["data"].get("state", {}))
             with self._lock:
                 self.models[content["comm_id"]] = state
@@ -133,6 +138,12 @@ class FakeFrontend:
 
     def run(self, code: str, timeout: float = 30.0) -> dict[str, Any]:
         return self.done(self.execute(code), timeout)
+
+    def run_id(self, code: str, timeout: float = 30.0) -> str:
+        """Run `code` to the end and return its message id (to read its outputs)."""
+        msg_id = self.execute(code)
+        self.done(msg_id, timeout)
+        return msg_id
 
     def outputs(self, msg_id: str) -> list[dict[str, Any]]:
         with self._lock:

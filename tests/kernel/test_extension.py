@@ -149,3 +149,17 @@ def test_a_prompt_naming_an_unknown_variable_is_an_error_that_says_how_to_escape
     reply = fe.done(msg)
     assert reply["content"]["status"] == "error"
     assert "{{nothing_here}}" in reply["content"]["evalue"]
+
+
+def test_an_interrupt_of_an_idle_kernel_stops_detached_agents_and_the_kernel_lives_on(kernel):
+    fe = kernel([*SLOW[:1], {"text": "Back again."}])
+    msg = fe.execute("%%agent --bg\nwait a while")
+    assert fe.done(msg)["content"]["status"] == "ok"
+    fe.wait_for(lambda: any("ocnb-tool ocnb-running" in str(s.get("value", "")) for s in list(fe.models.values())),
+                what="the running tool card")
+    started = time.time()
+    fe.interrupt()
+    fe.wait_for(lambda: "stopped" in fe.text(msg), timeout=5, what="the stopped transcript")
+    assert time.time() - started < 1.5
+    check = fe.execute("print(1 + 1)")
+    assert fe.done(check)["content"]["status"] == "ok" and "2" in fe.text(check)

@@ -1,0 +1,124 @@
+"""The %agent subcommands, settings and prompt forms in a real kernel."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .test_extension import SAY_HI
+
+pytestmark = pytest.mark.timeout(90)
+HEADLESS = {"OPENCODE_NB_HEADLESS": "1"}
+
+
+def test_the_front_end_extension_hello_makes_asks_interactive_and_names_the_notebook(kernel):
+    fe = kernel(SAY_HI, render_views=False, hello={"hello": "JupyterLab", "path": "/work/analysis.ipynb"})
+    msg = fe.execute("%%agent\nsay hi please")
+    fe.click(fe.wait_button("Allow once"))
+    assert fe.done(msg)["content"]["status"] == "ok"
+    check = fe.execute("import opencode_nb.kernel as k; a = k.current(); "
+                       "print(a.presence.mode, a.notebook_path, a.workspace().sessions.get(a.session_id).notebook)")
+    fe.done(check)
+    assert "interactive /work/analysis.ipynb /work/analysis.ipynb" in fe.text(check)
+
+
+def test_a_second_prompt_to_a_busy_session_waits_its_turn(kernel):
+    fe = kernel([*SAY_HI, {"text": "Second prompt answered."}])
+    first = fe.execute("%%agent --bg\nsay hi please")
+    fe.done(first)
+    allow = fe.wait_button("Allow once")
+    second = fe.execute("%agent and then?")
+    fe.wait_for(lambda: "queued" in fe.html(second) or any(
+        "queued" in str(s.get("value", "")) for s in list(fe.models.values())), what="the queued notice")
+    assert fe.reply_or_none(second) is None
+    fe.click(allow)
+    assert fe.done(second)["content"]["status"] == "ok"
+    assert "Second prompt answered." in fe.text(second)
+    assert "Second prompt answered." not in fe.text(first)
+    assert "Done: it printed hi." in fe.text(first)
+
+
+def test_one_line_prompts_slash_commands_and_agent_options(kernel):
+    fe = kernel([{"text": "Planned."}], render_views=False, env=HEADLESS)
+    help_msg = fe.execute("%%agent\n/help")
+    fe.done(help_msg)
+    assert "/init" in fe.text(help_msg) or "/compact" in fe.text(help_msg)
+    plan = fe.execute("%agent --agent plan make a plan")
+    fe.done(plan)
+    assert "@plan" in fe.text(plan) and "Planned." in fe.text(plan)
+
+
+def test_config_sets_the_model_and_bad_values_are_refused_by_traitlets(kernel):
+    fe = kernel([{"text": "From the other model."}], render_views=False, env=HEADLESS,
+                extra={"provider": {"scripted": {"script": [{"text": "From the other model."}]},
+                                    "other": {"type": "scripted", "script": [{"text": "From the other model."}]}}})
+    fe.run('%config Agent.model = "other/fast"')
+    msg = fe.execute("%agent hello")
+    fe.done(msg)
+    assert "other/fast" in fe.text(msg) and "From the other model." in fe.text(msg)
+    bad = fe.execute('%config Agent.mode = "sideways"')
+    fe.done(bad)
+    assert "sideways" in fe.text(bad) or fe.reply(bad)["content"]["status"] == "error"
+
+
+def test_sessions_new_resume_permissions_models_and_config(kernel):
+    fe = kernel([{"text": "one"}, {"text": "two"}, {"text": "three"}], render_views=False, env=HEADLESS,
+                extra={"provider": {"scripted": {"script": [{"text": "one"}, {"text": "two"}, {"text": "three"}]},
+                                    "openai": {"api_key": "sk-secret-value-123"}}})
+    fe.run("%agent first")
+    first_id = fe.text(fe.run_id("import opencode_nb.kernel as k; print(k.current().session_id)")).strip()
+    new = fe.execute("%agent new")
+    fe.done(new)
+    assert "new session" in fe.text(new)
+    fe.run("%agent second")
+    listing = fe.execute("%agent sessions")
+    fe.done(listing)
+    assert fe.text(listing).count("ses_") == 2
+    resume = fe.execute(f"%agent resume {first_id}")
+    fe.done(resume)
+    assert first_id in fe.text(resume)
+    fe.run("%agent third")
+    messages = fe.execute("import opencode_nb.kernel as k; a = k.current(); "
+                          "print(len(a.workspace().sessions.messages(a.session_id)))")
+    fe.done(messages)
+    assert fe.text(messages).strip() == "4", "the resumed session got the third prompt"
+    unknown = fe.execute("%agent resume ses_nope")
+    assert fe.done(unknown)["content"]["status"] == "error"
+    assert "ses_nope" in fe.reply(unknown)["content"]["evalue"]
+    perms = fe.execute("%agent permissions")
+    fe.done(perms)
+    assert "last matching rule wins" in fe.text(perms) and "answered by policy 'deny'" in fe.text(perms)
+    models = fe.execute("%agent models")
+    fe.done(models)
+    assert "anthropic/claude-sonnet-4-6" in fe.text(models)
+    config = fe.execute("%agent config")
+    fe.done(config)
+    assert "sk-secret-value-123" not in fe.text(config) and "•••• (set)" in fe.text(config)
+
+
+def test_unloading_removes_the_magics(kernel):
+    fe = kernel(SAY_HI, render_views=False, env=HEADLESS)
+    fe.run("%unload_ext opencode_nb")
+    msg = fe.execute("%agent help")
+    assert fe.done(msg)["content"]["status"] == "error"
+
+
+def test_terminal_ipython_prints_the_session_and_asks_on_the_terminal(tmp_path: Path):
+    import yaml
+
+    (tmp_path / "opencode.yaml").write_text(yaml.safe_dump({
+        "model": "scripted/t", "permission": {"bash": "ask"}, "provider": {"scripted": {"script": SAY_HI}}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_NB_")}
+    env.update(OPENCODE_NB_DATA_DIR=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+    lines = "%load_ext opencode_nb\n%agent say hi please\no\nprint('after the agent')\n"
+    result = subprocess.run([sys.executable, "-m", "IPython", "--simple-prompt", "--no-banner", "--colors=NoColor"],
+                            input=lines, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
+    out = result.stdout
+    assert "? build asks for bash: echo hi" in out and "[o]nce" in out
+    assert "permission allowed once" in out and "✓ bash say hi" in out
+    assert "build: Done: it printed hi." in out
+    assert "after the agent" in out
