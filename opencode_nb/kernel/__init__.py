@@ -45,10 +45,21 @@ def load_ipython_extension(shell: Any) -> None:
     if not terminal:
         presence.open_comm()
     _state.update(agent=agent, magics=magics, settings=settings, shell=shell, terminal=terminal)
-    _state["ticker"] = _start_ticker()
-    if not terminal:
-        _install_interrupt(shell, agent)
+    _ensure_loop_helpers()
     agent.start_workspace()
+
+
+def _ensure_loop_helpers() -> None:
+    """Start the ticker and the interrupt hook once the kernel's loop runs.
+
+    Loaded from `c.InteractiveShellApp.extensions`, the extension loads before the loop starts; the first
+    prompt then finishes the job.
+    """
+    if _state.get("ticker") is not None or _state.get("terminal"):
+        return
+    _state["ticker"] = _start_ticker()
+    if _state["ticker"] is not None:
+        _install_interrupt(_state["shell"], _state["agent"])
 
 
 def unload_ipython_extension(shell: Any) -> None:
@@ -102,6 +113,7 @@ async def run_line(line: str) -> None:
 
 def _magics() -> AgentMagics:
     current()
+    _ensure_loop_helpers()
     return _state["magics"]
 
 

@@ -283,6 +283,8 @@ class NotebookAgent:
                 elif isinstance(result, str):
                     bundle = _local_output(result)
                 handle.update(bundle, raw=True)
+                if view is not None:
+                    view.close()  # the transcript stands in for it now: free its widgets on both sides
             except Exception:
                 log.exception("could not render the transcript")
         return None

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..bus import Event
+from ..permission.events import ToolRef
 
 
 class QuestionOption(BaseModel):
@@ -29,6 +30,8 @@ class QuestionRequest(BaseModel):
     session_id: str
     agent: str = ""
     questions: list[QuestionInfo]
+    tool: ToolRef | None = None
+    """The tool call that asks, so views show the questions with it."""
 
 
 class QuestionAsked(Event):

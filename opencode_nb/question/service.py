@@ -18,6 +18,7 @@ from typing import Any, Literal
 from .. import id as ids
 from ..bus import Bus
 from ..errors import NotFoundError, RejectedError
+from ..permission.events import ToolRef
 from .events import QuestionAsked, QuestionInfo, QuestionReplied, QuestionRequest
 
 Answers = list[list[str]]
@@ -45,14 +46,15 @@ class QuestionService:
         self._pending: dict[str, _Pending] = {}
         self._lock = threading.Lock()
 
-    async def ask(self, session_id: str, questions: Sequence[QuestionInfo], agent: str = "") -> Answers:
+    async def ask(self, session_id: str, questions: Sequence[QuestionInfo], agent: str = "",
+                  tool: ToolRef | None = None) -> Answers:
         """Wait for the person's answers, one list of chosen labels (or free text) per question.
 
         Raises:
             RejectedError: the person dismissed the questions, or the service closed first.
         """
         request = QuestionRequest(id=ids.ascending("question"), session_id=session_id, agent=agent,
-                                  questions=list(questions))
+                                  questions=list(questions), tool=tool)
         if self.policy is not None:
             answers = self.policy(request)
             if answers is False:

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 
 from .. import id as ids
 from ..errors import ToolError
+from ..permission.events import ToolRef
 from ..provider.request import ToolSpec
 from ..session.events import Todo
 from ..session.models import Attachment
@@ -94,6 +95,11 @@ class ToolContext:
     todos: TodoStore | None = None
     questions: QuestionService | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tool_ref(self) -> ToolRef:
+        """This call, for requests that views show beside it."""
+        return ToolRef(message_id=self.message_id, call_id=self.call_id)
 
 
 class Tool(Generic[P]):

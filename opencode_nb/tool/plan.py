@@ -23,7 +23,8 @@ async def _confirm(ctx: ToolContext, question: str, header: str) -> bool:
     answers = await ctx.questions.ask(ctx.session_id, [QuestionInfo(
         question=question, header=header,
         options=[QuestionOption(label="Yes", description="Switch now"),
-                 QuestionOption(label="No", description="Stay in the current mode")])], agent=ctx.agent)
+                 QuestionOption(label="No", description="Stay in the current mode")])],
+        agent=ctx.agent, tool=ctx.tool_ref)
     return bool(answers and answers[0] and answers[0][0].strip().lower() in ("yes", "y"))
 
 

@@ -41,7 +41,7 @@ class QuestionTool(Tool[QuestionParams]):
         infos = [QuestionInfo(question=q.question, header=q.header[:30], multiple=q.multiple,
                               options=[QuestionOption(label=o.label, description=o.description) for o in q.options])
                  for q in params.questions]
-        answers = await ctx.questions.ask(ctx.session_id, infos, agent=ctx.agent)
+        answers = await ctx.questions.ask(ctx.session_id, infos, agent=ctx.agent, tool=ctx.tool_ref)
         return ToolResult(f"Asked {len(infos)} question{'s' if len(infos) != 1 else ''}",
                           format_answers(infos, answers), {"answers": answers})
 

@@ -71,8 +71,12 @@ class PermissionPromptView:
 
     def resolve(self, event: PermissionReplied) -> None:
         """Collapse to the record of the decision (on the views' loop)."""
+        from .session import close_tree
+
         self.answered = event
-        self.widget.children = (widgets.HTML(self.record_html()),)
+        old, self.widget.children = self.widget.children, (widgets.HTML(self.record_html()),)
+        for widget in old:
+            close_tree(widget)
 
     def record_html(self) -> str:
         assert self.answered is not None

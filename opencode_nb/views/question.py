@@ -104,8 +104,12 @@ class QuestionPromptView:
             button.disabled = True
 
     def resolve(self, event: QuestionReplied) -> None:
+        from .session import close_tree
+
         self.answered = event
-        self.widget.children = (widgets.HTML(self.record_html()),)
+        old, self.widget.children = self.widget.children, (widgets.HTML(self.record_html()),)
+        for widget in old:
+            close_tree(widget)
         self.widget.layout.border = ""
 
     def record_html(self) -> str:

@@ -45,5 +45,5 @@ class AskRecorder:
             else:
                 html = question_record_html(request, e.answers, e.reason)
                 text = question_record_text(request, e.answers, e.reason)
-                call_id = None
+                call_id = request.tool.call_id if request.tool else None
             self.records.append(Record(session_id=request.session_id, call_id=call_id, html=html, text=text))

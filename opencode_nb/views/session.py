@@ -165,6 +165,8 @@ class SessionView:
         self._prompts: dict[str, PermissionPromptView | QuestionPromptView] = {}
         self._placing: list[tuple[str | None, widgets.Widget]] = []
         self._header_shown = ""
+        self.reveal: Callable[[], None] | None = None
+        """Opens the sections this view is folded in (set on child views)."""
 
         self.header = widgets.HTML()
         self.stop_button = widgets.Button(description="Stop", icon="stop", button_style="warning",
@@ -303,6 +305,13 @@ class SessionView:
         self.children[child_id] = child
         card.attach_child(child)
 
+        def reveal() -> None:
+            child.expand()
+            if self.reveal is not None:
+                self.reveal()
+
+        view.reveal = reveal
+
     def _on_permission(self, request: Any) -> None:
         view = PermissionPromptView(request, self.ws.permissions.reply, self.hub.call_soon)
         self._prompts[request.id] = view
@@ -311,14 +320,14 @@ class SessionView:
     def _on_question(self, request: Any) -> None:
         view = QuestionPromptView(request, self.ws.questions.reply, self.ws.questions.reject, self.hub.call_soon)
         self._prompts[request.id] = view
-        self._placing.append((None, view.widget))
+        self._placing.append((request.tool.call_id if request.tool else None, view.widget))
 
     def _on_replied(self, event: Any) -> None:
         view = self._prompts.pop(event.request_id, None)
         if view is None:
             return
         view.resolve(event)
-        call_id = view.request.tool.call_id if isinstance(view, PermissionPromptView) and view.request.tool else None
+        call_id = view.request.tool.call_id if view.request.tool else None
         self.records.append(Record(session_id=self.session_id, call_id=call_id, html=view.record_html(),
                                    text=view.record_text()))
 
@@ -364,6 +373,8 @@ class SessionView:
             if card.running and card.part.id not in dirty:
                 card.flush(now)  # the elapsed time of running tools
         placing, self._placing = self._placing, []
+        if placing and self.reveal is not None:
+            self.reveal()  # a person must see a question put to them, however deep the child is
         for call_id, widget in placing:
             card = self.cards.get(call_id) if call_id else None
             if card is not None:
@@ -401,6 +412,10 @@ class SessionView:
         if not self.running and self.status != "starting" and not self.stop_button.disabled:
             self.stop_button.disabled = self.status not in ("queued",)
 
+    def close(self) -> None:
+        """Close every widget of this view (after the transcript replaced it), here and in the front end."""
+        close_tree(self.widget)
+
     def all_records(self) -> list[Record]:
         out = list(self.records)
         for child in self.children.values():
@@ -412,3 +427,13 @@ class SessionView:
         for child in self.children.values():
             out += child.session.pending_prompts()
         return out
+
+
+def close_tree(widget: widgets.Widget) -> None:
+    for child in getattr(widget, "children", ()) or ():
+        close_tree(child)
+    for name in ("layout", "style"):
+        part = getattr(widget, name, None)
+        if isinstance(part, widgets.Widget):
+            part.close()
+    widget.close()

@@ -21,7 +21,8 @@ def kernel(tmp_path: Path) -> Iterator[Callable[..., FakeFrontend]]:
 
     def start(script: list[dict[str, Any]], *, permission: Any = None, render_views: bool = True,
               env: dict[str, str] | None = None, files: dict[str, str] | None = None,
-              hello: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> FakeFrontend:
+              hello: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
+              from_config: bool = False) -> FakeFrontend:
         project = tmp_path / "project"
         project.mkdir(exist_ok=True)
         subprocess.run(["git", "init", "-q", str(project)], check=True)
@@ -34,9 +35,12 @@ def kernel(tmp_path: Path) -> Iterator[Callable[..., FakeFrontend]]:
                       if not k.startswith("OPENCODE_NB_") and k not in ("JPY_SESSION_NAME", "CI")}
         kernel_env.update({"OPENCODE_NB_DATA_DIR": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")})
         kernel_env.update(env or {})
-        frontend = FakeFrontend(str(project), kernel_env, render_views=render_views, hello=hello)
+        arguments = ["--InteractiveShellApp.extensions=opencode_nb"] if from_config else []
+        frontend = FakeFrontend(str(project), kernel_env, render_views=render_views, hello=hello,
+                                extra_arguments=arguments)
         started.append(frontend)
-        assert frontend.run("%load_ext opencode_nb")["content"]["status"] == "ok"
+        if not from_config:
+            assert frontend.run("%load_ext opencode_nb")["content"]["status"] == "ok"
         return frontend
 
     yield start

@@ -22,8 +22,9 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 class FakeFrontend:
     def __init__(self, cwd: str, env: dict[str, str], *, render_views: bool = True,
-                 hello: dict[str, Any] | None = None) -> None:
-        self.km, self.kc = start_new_kernel(kernel_name="python3", cwd=cwd, env=env)
+                 hello: dict[str, Any] | None = None, extra_arguments: list[str] | None = None) -> None:
+        self.km, self.kc = start_new_kernel(kernel_name="python3", cwd=cwd, env=env,
+                                            extra_arguments=extra_arguments or [])
         self.render_views = render_views
         self.hello = hello
         """What the JupyterLab extension answers on the `opencode_nb` comm; None: no extension."""

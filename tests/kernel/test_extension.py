@@ -163,3 +163,24 @@ def test_an_interrupt_of_an_idle_kernel_stops_detached_agents_and_the_kernel_liv
     assert time.time() - started < 1.5
     check = fe.execute("print(1 + 1)")
     assert fe.done(check)["content"]["status"] == "ok" and "2" in fe.text(check)
+
+
+def test_finished_views_close_their_widgets(kernel):
+    fe = kernel(SAY_HI)
+    msg = fe.execute("%%agent\nsay hi please")
+    fe.click(fe.wait_button("Allow once"))
+    fe.done(msg)
+    check = fe.execute("from ipywidgets.widgets.widget import _instances; print('open widgets:', len(_instances))")
+    fe.done(check)
+    assert "open widgets: 0" in fe.text(check), "the live view's widgets are closed once the transcript replaces it"
+
+
+def test_loaded_from_the_kernel_config_the_extension_still_lands_interrupts(kernel):
+    fe = kernel(SLOW, from_config=True, render_views=False, env={"OPENCODE_NB_HEADLESS": "1"})
+    msg = fe.execute("%agent wait a while")
+    fe.wait_for(lambda: fe.outputs(msg), what="the agent's first output")
+    time.sleep(0.5)
+    started = time.time()
+    fe.interrupt()
+    reply = fe.done(msg)
+    assert reply["content"]["ename"] == "KeyboardInterrupt" and time.time() - started < 3

@@ -177,6 +177,30 @@ async def test_a_task_call_shows_the_child_session_collapsed_inside_its_card(tmp
     await ws.aclose()
 
 
+async def test_an_ask_inside_a_collapsed_child_opens_it_and_is_answered_there(tmp_path):
+    def respond(request):
+        done = len(request.messages) > 1
+        if "You are explore" in "\n".join(request.system):
+            return {"text": "Found it."} if done else {"tool_calls": [{"name": "glob", "input": {"pattern": "*"}}]}
+        return {"text": "Thanks."} if done else {"tool_calls": [{"name": "task", "input": {
+            "description": "Look", "prompt": "look", "subagent_type": "explore"}}]}
+
+    ws = make_ws(tmp_path, [], permission={"glob": "ask"})
+    ws.providers.register("scripted", Scripted(respond=respond))
+    hub = ViewHub(ws.bus)
+    session = ws.sessions.create(str(ws.directory))
+    view = SessionView(ws, hub, session.id, floor="")
+    run = asyncio.ensure_future(ws.prompt(session.id, "look"))
+    allow = await wait_for(lambda: buttons(view.widget, "Allow once"))
+    child = next(iter(view.children.values()))
+    assert child.widget.selected_index == 0, "the section opened to show its question"
+    assert buttons(child.session.widget, "Allow once") == allow
+    click(allow[0])
+    final = await asyncio.wait_for(run, 5)
+    assert final.error is None
+    await ws.aclose()
+
+
 async def test_the_transcript_records_policy_decisions_with_their_reason(tmp_path):
     ws = make_ws(tmp_path, BASH)
     ws.permissions.policy = lambda request: "deny"
