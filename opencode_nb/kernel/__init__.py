@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .magics import AgentMagics, split_line, split_prompt_line
@@ -97,18 +99,33 @@ def current() -> NotebookAgent:
 async def run_cell(args: str, body: str) -> None:
     """What a `%%agent` cell becomes: run its prompt, awaited by the cell."""
     magics: AgentMagics = _magics()
-    await magics.agent_prompt(args, body)
+    with _usage_errors():
+        await magics.agent_prompt(args, body)
 
 
 async def run_line(line: str) -> None:
     """What a top-level `%agent …` line becomes: a subcommand, or a one-line prompt."""
     magics: AgentMagics = _magics()
-    command, args = split_line(line)
-    if command is not None:
-        magics.display(magics.subcommand(command, args))
-        return
-    options, prompt = split_prompt_line(line)
-    await magics.agent_prompt(options, prompt)
+    with _usage_errors():
+        command, args = split_line(line)
+        if command is not None:
+            magics.display(magics.subcommand(command, args))
+            return
+        options, prompt = split_prompt_line(line)
+        await magics.agent_prompt(options, prompt)
+
+
+@contextmanager
+def _usage_errors() -> Iterator[None]:
+    """Our errors already say what is wrong and what to do: show them without a traceback into our code."""
+    from IPython.core.error import UsageError
+
+    from ..errors import OpencodeNbError
+
+    try:
+        yield
+    except OpencodeNbError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _magics() -> AgentMagics:

@@ -35,6 +35,7 @@ file, {var} inserts a notebook variable ({{ and }} for literal braces).
 %agent permissions       the rules in force and the "always" approvals of this session
 %agent stop              stop every running agent of this notebook
 %agent config            the resolved configuration (secrets masked)
+%agent reload            read the configuration files again (after editing opencode.yaml or an agent file)
 %agent help              this text
 
 Settings: %config Agent.model = "anthropic/claude-sonnet-4-6", Agent.agent, Agent.directory, Agent.mode
@@ -43,7 +44,7 @@ is present, e.g. under nbclient)."""
 
 SUBCOMMANDS: dict[str, tuple[int, int]] = {
     "sessions": (0, 1), "resume": (1, 1), "new": (0, 0), "agents": (0, 0), "models": (0, 0),
-    "permissions": (0, 0), "stop": (0, 0), "config": (0, 0), "help": (0, 0),
+    "permissions": (0, 0), "stop": (0, 0), "config": (0, 0), "reload": (0, 0), "help": (0, 0),
 }
 """Subcommand → (min, max) arguments. A line that does not fit is a prompt: `%agent stop the server`."""
 
@@ -122,7 +123,12 @@ class AgentMagics(Magics):
         if cell is None:
             command, args = split_line(line)
             if command is not None:
-                self.display(self.subcommand(command, args))
+                from ..errors import OpencodeNbError
+
+                try:
+                    self.display(self.subcommand(command, args))
+                except OpencodeNbError as exc:
+                    raise UsageError(str(exc)) from None
                 return
             options, prompt = split_prompt_line(line)
         else:
@@ -159,6 +165,14 @@ class AgentMagics(Magics):
             count = agent.stop()
             return listing.text(f"Stopped {count} running agent{'s' * (count != 1)}." if count else
                                 "No agent is running in this notebook.")
+        if command == "reload":
+            current = agent.session_id
+            agent.reset_workspace()
+            ws = agent.workspace()
+            agent.session_id = current
+            return listing.text(f"Configuration read again from {ws.directory}"
+                                + "".join(f"\n  {s}" for s in ws.loaded.sources) + "".join(
+                                    f"\nwarning: {w}" for w in ws.warnings))
         ws = agent.workspace()
         if command == "sessions":
             return listing.sessions(ws, notebook=agent.notebook_path, current=agent.session_id,

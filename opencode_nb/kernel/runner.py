@@ -120,18 +120,43 @@ class NotebookAgent:
         return ws
 
     def workspace(self) -> Workspace:
-        """The workspace, waiting for it if it is still being built (re-raises its errors)."""
+        """The workspace, waiting for it if it is still being built.
+
+        Raises:
+            ConfigError: a config file is wrong; the next call reads the files again, so fixing the file
+                and running the cell again is enough.
+        """
         self.start_workspace()
-        assert self._workspace is not None
-        return self._workspace.result()
+        future = self._workspace
+        assert future is not None
+        try:
+            return future.result()
+        except BaseException:
+            self._forget_failed(future)
+            raise
 
     async def aworkspace(self) -> Workspace:
         self.start_workspace()
-        assert self._workspace is not None
-        return await asyncio.wrap_future(self._workspace)
+        future = self._workspace
+        assert future is not None
+        try:
+            return await asyncio.wrap_future(future)
+        except Exception:
+            self._forget_failed(future)
+            raise
+
+    def _forget_failed(self, future: concurrent.futures.Future[Workspace]) -> None:
+        with self._workspace_lock:
+            if self._workspace is future:
+                self._workspace = None
 
     def reset_workspace(self) -> None:
         """Build the workspace anew (the directory changed, or the config files did)."""
+        if any(not run.done.is_set() for run in self.runs):
+            from IPython.core.error import UsageError
+
+            raise UsageError("Agents are still running in this notebook; stop them first (%agent stop), "
+                             "then change the directory or reload the configuration.")
         with self._workspace_lock:
             old, self._workspace = self._workspace, None
         if self._hub is not None:

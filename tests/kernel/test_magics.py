@@ -122,3 +122,22 @@ def test_terminal_ipython_prints_the_session_and_asks_on_the_terminal(tmp_path: 
     assert "permission allowed once" in out and "✓ bash say hi" in out
     assert "build: Done: it printed hi." in out
     assert "after the agent" in out
+
+
+def test_a_broken_config_file_is_a_clear_error_and_fixing_it_is_enough(kernel, tmp_path):
+    fe = kernel([{"text": "Fixed and running."}], render_views=False, env=HEADLESS)
+    config = tmp_path / "project" / "opencode.yaml"
+    good = config.read_text()
+    config.write_text(good + "agent:\n  build:\n    steps: -3\n")
+    reload = fe.execute("%agent reload")
+    assert fe.done(reload)["content"]["evalue"].count("steps") >= 1
+    broken = fe.execute("%agent hello")
+    reply = fe.done(broken)
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "UsageError"
+    message = reply["content"]["evalue"]
+    assert "opencode.yaml" in message and "steps" in message
+    assert not any("Traceback" in line for line in reply["content"]["traceback"])
+    config.write_text(good)
+    fixed = fe.execute("%agent hello")
+    assert fe.done(fixed)["content"]["status"] == "ok"
+    assert "Fixed and running." in fe.text(fixed)
