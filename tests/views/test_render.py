@@ -32,6 +32,14 @@ def test_a_running_bash_card_shows_the_tail_of_its_output():
     assert "running 3.0s" in html and "line 99" in html and "line 50" not in html
 
 
+def test_images_a_tool_returns_are_shown_inline():
+    from opencode_nb.session.models import Attachment
+
+    state = ToolCompleted(input={"path": "plot.png"}, output="Image read", title="plot.png", started_at=1.0,
+                          ended_at=1.2, attachments=[Attachment(mime="image/png", url="data:image/png;base64,iVBOR")])
+    assert '<img src="data:image/png;base64,iVBOR"' in tool_card_html(part(state))
+
+
 def test_an_error_card_shows_the_message():
     state = ToolErrored(input={"path": "x"}, error="File not found: x", started_at=1.0, ended_at=1.1)
     assert "File not found: x" in tool_card_html(part(state)) and "✗" in tool_card_html(part(state))

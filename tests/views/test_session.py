@@ -80,6 +80,27 @@ async def test_allow_once_clicked_on_any_thread_lets_the_tool_run(tmp_path, thre
     await ws.aclose()
 
 
+async def test_parallel_asks_each_get_their_own_prompt(tmp_path):
+    turns = [{"tool_calls": [{"name": "bash", "input": {"command": "echo one", "description": "one"}},
+                             {"name": "bash", "input": {"command": "echo two", "description": "two"}}]},
+             {"text": "Both ran."}]
+    ws = make_ws(tmp_path, turns)
+    hub = ViewHub(ws.bus)
+    session = ws.sessions.create(str(ws.directory))
+    view = SessionView(ws, hub, session.id, floor="")
+    run = asyncio.ensure_future(ws.prompt(session.id, "run both"))
+    allows = await wait_for(lambda: len(buttons(view.widget, "Allow once")) == 2 and buttons(view.widget, "Allow once"))
+    assert {p.request.patterns[0] for p in view._prompts.values()} == {"echo one", "echo two"}
+    click(allows[0])
+    await wait_for(lambda: len(ws.permissions.pending()) == 1)
+    hub.flush_all()
+    assert len(buttons(view.widget, "Allow once")) == 1, "the other prompt still waits"
+    click(buttons(view.widget, "Allow once")[0])
+    final = await asyncio.wait_for(run, 5)
+    assert final.error is None
+    await ws.aclose()
+
+
 async def test_reject_with_feedback_sends_the_text_to_the_model(tmp_path):
     ws = make_ws(tmp_path, BASH)
     hub = ViewHub(ws.bus)
