@@ -1,8 +1,9 @@
 """Is a person looking? Deciding whether asks wait for a click or are answered by policy.
 
-Two signals say a front end is there: our labextension answers the `opencode_nb` comm with a hello, or a
-front end reports that it displayed a view (ipywidgets' `_view_count`, which JupyterLab, Notebook 7 and
-VS Code send when they render a widget). nbclient, `jupyter nbconvert --execute` and other headless runners
+Signals that a front end is there: the kernel was started by a Jupyter server for a notebook
+(`JPY_SESSION_NAME`), our labextension answers the `opencode_nb` comm with a hello, or a front end reports
+that it displayed a view (ipywidgets' `_view_count`, which JupyterLab, Notebook 7 and VS Code send when
+they render a widget). nbclient, `jupyter nbconvert --execute` and other headless runners
 send neither, and `OPENCODE_NB_HEADLESS=1` says so outright. The first prompt waits briefly for a signal;
 without one the kernel is headless for good, and every ask is answered at once by the policy
 (`Agent.permission`: deny, allow or allow-readonly), with the reason shown in the transcript.
@@ -35,6 +36,10 @@ class Presence:
             headless = os.environ.get("OPENCODE_NB_HEADLESS", "").strip().lower() in ("1", "true", "yes")
         self.mode: Mode = "terminal" if terminal else "headless" if headless else "unknown"
         self.reason = "OPENCODE_NB_HEADLESS is set" if headless else ""
+        if self.mode == "unknown" and os.environ.get("JPY_SESSION_NAME"):
+            # A Jupyter server started this kernel for a notebook a person has open. Its front end may not
+            # render a view at once (JupyterLab draws only the cells in sight), so do not wait for one.
+            self.mode, self.reason = "interactive", "a Jupyter server started the kernel for a notebook"
         self.frontend: dict[str, Any] | None = None
         """The labextension's hello (`{"hello": …, "path": …}`), when it answered."""
         self.policy = "deny"

@@ -141,3 +141,12 @@ def test_a_broken_config_file_is_a_clear_error_and_fixing_it_is_enough(kernel, t
     fixed = fe.execute("%agent hello")
     assert fe.done(fixed)["content"]["status"] == "ok"
     assert "Fixed and running." in fe.text(fixed)
+
+
+def test_a_kernel_started_by_a_jupyter_server_for_a_notebook_asks_the_person(kernel, tmp_path):
+    notebook = str(tmp_path / "project" / "analysis.ipynb")
+    fe = kernel(SAY_HI, render_views=False, env={"JPY_SESSION_NAME": notebook})
+    msg = fe.execute("%%agent\nsay hi please")
+    fe.click(fe.wait_button("Allow once"))
+    assert fe.done(msg)["content"]["status"] == "ok"
+    assert "allowed once" in fe.text(msg) and "policy" not in fe.text(msg)
