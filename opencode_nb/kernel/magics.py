@@ -46,7 +46,8 @@ SUBCOMMANDS: dict[str, tuple[int, int]] = {
     "sessions": (0, 1), "resume": (1, 1), "new": (0, 0), "agents": (0, 0), "models": (0, 0),
     "permissions": (0, 0), "stop": (0, 0), "config": (0, 0), "reload": (0, 0), "help": (0, 0),
 }
-"""Subcommand → (min, max) arguments. A line that does not fit is a prompt: `%agent stop the server`."""
+"""Subcommand → (min, max) arguments. A line that does not fit is a prompt: `%agent stop the server`;
+a bare `%agent` is `help`."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -77,7 +78,9 @@ def parse_options(args: str) -> argparse.Namespace:
 def split_line(line: str) -> tuple[str | None, list[str]]:
     """A subcommand and its arguments, or (None, []) when the line is a prompt."""
     words = line.split()
-    if not words or words[0] not in SUBCOMMANDS:
+    if not words:
+        return "help", []  # a bare %agent says how to use it
+    if words[0] not in SUBCOMMANDS:
         return None, []
     low, high = SUBCOMMANDS[words[0]]
     args = words[1:]
