@@ -266,7 +266,7 @@ class NotebookAgent:
         else:
             handle = display({"text/plain": f"@{agent or ws.agents.default.name} is working…"}, raw=True,
                              display_id=True)
-        status, result, floor, started = "idle", None, "~", time.time()
+        status, result, floor, started = "done", None, "~", time.time()
         recorder = AskRecorder(ws.bus, run.session_id)
         try:
             await self.presence.decide(self.settings.probe_timeout_s)
@@ -344,7 +344,7 @@ def _status_of(result: Any, run: Run) -> str:
     error = getattr(result, "error", None)
     if error is not None:
         return "stopped" if error.kind == "aborted" or run.stop_requested else "error"
-    return "stopped" if run.stop_requested else "idle"
+    return "stopped" if run.stop_requested else "done"
 
 
 def _with_error(bundle: dict[str, str], exc: Exception) -> dict[str, str]:

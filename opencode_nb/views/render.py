@@ -259,7 +259,7 @@ def usage_text(tokens: int, cost: float) -> str:
 
 def header_html(*, agent: str, model: str, title: str, status: str, elapsed_s: float | None, tokens: int,
                 cost: float) -> str:
-    color = {"running": "#1e88e5", "idle": "#43a047", "retry": "#fb8c00", "stopped": "#e53935",
+    color = {"running": "#1e88e5", "idle": "#43a047", "done": "#43a047", "retry": "#fb8c00", "stopped": "#e53935",
              "error": "#e53935"}.get(status, "#757575")
     clock = f" · {int(elapsed_s)}s" if elapsed_s is not None and status in ("running", "retry") else (
         f" · {seconds(elapsed_s)}" if elapsed_s is not None else "")

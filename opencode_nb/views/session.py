@@ -226,7 +226,7 @@ class SessionView:
         elif kind == "session.updated":
             self.title = e.session.title
         elif kind == "session.status":
-            if self.status not in ("stopped", "error", "idle") or e.status != "idle":
+            if self.status not in ("stopped", "error", "idle", "done") or e.status != "idle":
                 self.status = {"busy": "running", "retry": "retry", "idle": "idle"}[e.status]
             if e.status == "retry":
                 self._line(f"retry-{e.attempt}", f"⟳ retrying (attempt {e.attempt}): {e.message}")

@@ -55,7 +55,7 @@ class _Totals:
 
 
 def transcript_bundle(ws: Workspace, session_id: str, *, since: str | None = None, records: Iterable[Record] = (),
-                      status: str = "idle", elapsed_s: float | None = None) -> dict[str, str]:
+                      status: str = "done", elapsed_s: float | None = None) -> dict[str, str]:
     """The `text/html` and `text/plain` transcript of `session_id` from message `since` on."""
     by_call: dict[str, list[Record]] = {}
     loose: dict[str, list[Record]] = {}
