@@ -59,6 +59,8 @@ def run_notebook(path: Path | None = None, *, timeout_s: int = 600, out: TextIO 
     print(f"executing {path} …", file=out)
     client.execute()
     target = path.with_name(path.stem + ".executed.ipynb")
+    if Path(__file__).resolve().parent in path.resolve().parents or not os.access(path.parent, os.W_OK):
+        target = Path.cwd() / target.name  # the copy installed with the package: write where the person is
     nbformat.write(notebook, target)
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
