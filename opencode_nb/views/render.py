@@ -274,4 +274,6 @@ def child_title(agent: str, description: str, tools: Sequence[dict[str, Any]], d
     state = "done" if done else "running"
     if any(t.get("status") == "error" for t in tools) and done:
         state = "done, with errors"
-    return f"@{agent} — {description} · {n} tool{'s' * (n != 1)}, {state}"
+    now = next((t for t in reversed(tools) if t.get("status") == "running"), None) if not done else None
+    doing = f": {now.get('tool')} {str(now.get('title') or '')[:60]}".rstrip() if now else ""
+    return f"@{agent} — {description} · {n} tool{'s' * (n != 1)}, {state}{doing}"

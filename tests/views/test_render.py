@@ -51,3 +51,12 @@ def test_the_permission_prompt_names_agent_patterns_and_what_always_covers():
     html = permission_html(request)
     assert "explore" in html and "npm test -- --watch" in html
     assert always_note(request) == "bash npm test * by explore in this session"
+
+
+def test_a_child_section_title_says_who_what_how_many_and_what_runs_now():
+    from opencode_nb.views.render import child_title
+
+    tools = [{"tool": "glob", "status": "completed", "title": "*"},
+             {"tool": "grep", "status": "running", "title": "def mean"}]
+    assert child_title("explore", "Survey", tools, done=False) == "@explore — Survey · 2 tools, running: grep def mean"
+    assert child_title("explore", "Survey", tools[:1], done=True) == "@explore — Survey · 1 tool, done"
