@@ -34,6 +34,8 @@ class ProviderRegistry:
         self._env = os.environ if env is None else env
         self.base_dir = base_dir
         self._providers: dict[str, Provider] = {}
+        self._infos: dict[str, ModelInfo] = {}
+        """Figures per model id: the config cannot change, so they are worked out once (each step asks)."""
 
     def __repr__(self) -> str:
         return f"ProviderRegistry(providers={sorted(self._providers)})"
@@ -41,6 +43,7 @@ class ProviderRegistry:
     def register(self, provider_id: str, provider: Provider) -> None:
         """Use `provider` for every `provider_id/...` model (e.g. a `Scripted` in a notebook or test)."""
         self._providers[provider_id] = provider
+        self._infos.clear()
 
     def check_model_id(self, model_id: str) -> tuple[str, str]:
         provider_id, sep, model = model_id.partition("/")
@@ -59,10 +62,13 @@ class ProviderRegistry:
         provider_id, model = self.check_model_id(model_id)
         settings = self.config.provider.get(provider_id, ProviderConfig())
         kind = self._kind(provider_id, settings)
-        family = None if kind in ("openai-compatible", "registered") else kind
-        info = model_info(provider_id, model, family=family, override=settings.models.get(model))
-        if settings.options:
-            info = info.model_copy(update={"options": {**settings.options, **info.options}})
+        info = self._infos.get(model_id)
+        if info is None:
+            family = None if kind in ("openai-compatible", "registered") else kind
+            info = model_info(provider_id, model, family=family, override=settings.models.get(model))
+            if settings.options:
+                info = info.model_copy(update={"options": {**settings.options, **info.options}})
+            self._infos[model_id] = info
         provider = self._providers.get(provider_id)
         if provider is None:
             provider = self._build(provider_id, kind, settings)

@@ -29,6 +29,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..bus import Bus, Event
 from ..permission.rules import Grant, Rule
 from .events import MessagePartUpdated, MessageUpdated, SessionCreated, SessionUpdated, Todo, TodoUpdated
@@ -150,14 +152,14 @@ class SessionService:
         return self.store.messages(session_id)
 
     def add_message(self, message: UserMessage | AssistantMessage) -> None:
-        self._in_turn(lambda: self.store.add_message(message), MessageUpdated(message=message))
+        self._in_turn(lambda: self.store.add_message(message), _message_event(message))
 
     def update_message(self, message: UserMessage | AssistantMessage) -> None:
-        self._in_turn(lambda: self.store.update_message(message), MessageUpdated(message=message))
+        self._in_turn(lambda: self.store.update_message(message), _message_event(message))
 
     def add_part(self, part: Part) -> None:
         """Store a new part (or replace it), then publish it."""
-        self._in_turn(lambda: self._write(part), MessagePartUpdated(part=part))
+        self._in_turn(lambda: self._write(part), _part_event(part))
 
     def update_part(self, part: Part, delta: str | None = None) -> None:
         """Publish a changed part and store it.
@@ -168,7 +170,7 @@ class SessionService:
                 of such a change may wait up to FLUSH_INTERVAL_S. Without a delta the write is immediate.
         """
         streamed = delta is not None and isinstance(part, TextPart | ReasoningPart)
-        event = MessagePartUpdated(part=part, delta=delta)
+        event = _part_event(part, delta)
         if streamed and self._defer(part):
             if self._turn:
                 self._turn.append((None, event))  # keep events in order behind the queued ones
@@ -298,6 +300,20 @@ class SessionService:
         """Write buffered text and close the store."""
         self.flush()
         self.store.close()
+
+
+def _part_event(part: Part, delta: str | None = None) -> MessagePartUpdated:
+    """The event of a part that is already a validated model: built without validating it again, since
+    one part can be published thousands of times while it streams."""
+    if not isinstance(part, BaseModel):
+        return MessagePartUpdated(part=part, delta=delta)  # a mapping from outside: validate it
+    return MessagePartUpdated.model_construct(part=part, delta=delta)
+
+
+def _message_event(message: UserMessage | AssistantMessage) -> MessageUpdated:
+    if not isinstance(message, BaseModel):
+        return MessageUpdated(message=message)
+    return MessageUpdated.model_construct(message=message)
 
 
 def make_slug(title: str, session_id: str, tail_length: int = 8) -> str:
