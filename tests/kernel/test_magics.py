@@ -150,3 +150,13 @@ def test_a_kernel_started_by_a_jupyter_server_for_a_notebook_asks_the_person(ker
     fe.click(fe.wait_button("Allow once"))
     assert fe.done(msg)["content"]["status"] == "ok"
     assert "allowed once" in fe.text(msg) and "policy" not in fe.text(msg)
+
+
+def test_a_run_that_ends_in_an_error_fails_the_cell_after_showing_the_transcript(kernel):
+    fe = kernel([{"text": "Starting.", "error": {"message": "invalid x-api-key", "status": 401}}],
+                render_views=False, env=HEADLESS)
+    msg = fe.execute("%agent do it")
+    reply = fe.done(msg)
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "UsageError"
+    assert "invalid x-api-key" in reply["content"]["evalue"]
+    assert "Starting." in fe.text(msg), "the transcript is there too"
