@@ -33,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="execute the quickstart notebook (or PATH) headless and write <name>.executed.ipynb")
     sessions = sub.add_parser("sessions", help="list the sessions of the project directory")
     sessions.add_argument("--limit", type=int, default=20)
+    show = sub.add_parser("show", help="print the transcript of a session")
+    show.add_argument("session", help="the session id (opencode-nb sessions lists them)")
+    show.add_argument("--html", metavar="FILE", help="also write the transcript as an HTML page to FILE")
     return parser
 
 
@@ -59,6 +62,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(format_agents(ws, include_hidden=args.all, rules=args.rules))
             elif args.command == "sessions":
                 print(format_sessions(ws, limit=args.limit))
+            elif args.command == "show":
+                from .views.transcript import transcript_bundle
+
+                bundle = transcript_bundle(ws, ws.sessions.get(args.session).id, prompts=True)
+                print(bundle["text/plain"])
+                if args.html:
+                    Path(args.html).write_text("<!doctype html><meta charset='utf-8'><body style='font-family:"
+                                               f"sans-serif;max-width:60em;margin:auto'>{bundle['text/html']}</body>",
+                                               encoding="utf-8")
     except OpencodeNbError as exc:
         print(f"opencode-nb: {exc}", file=sys.stderr)
         return 2

@@ -41,3 +41,25 @@ def test_a_config_error_is_one_clear_line_not_a_traceback(tmp_path):
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "opencode.yaml:3 agent.build.mode: 'boss' is not one of primary, subagent, all" in result.stderr
+
+
+async def test_show_prints_a_sessions_transcript_and_can_write_it_as_html(tmp_path):
+    import os
+
+    from opencode_nb import Workspace
+
+    (tmp_path / "opencode.yaml").write_text(
+        "model: scripted/x\nprovider:\n  scripted:\n    script:\n      - text: 'The answer is **42**.'\n")
+    env = cli_env(tmp_path)
+    ws = Workspace(tmp_path, data_dir=tmp_path / "d", env={k: v for k, v in env.items() if k != "OPENCODE_NB_CONFIG"})
+    session = ws.sessions.create(str(ws.directory))
+    await ws.prompt(session.id, "what is it?")
+    await ws.aclose()
+    page = tmp_path / "t.html"
+    result = run("show", session.id, "--html", str(page), cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "you: what is it?" in result.stdout and "The answer is **42**." in result.stdout
+    assert "<strong>42</strong>" in page.read_text()
+    missing = run("show", "ses_missing", cwd=tmp_path, env=env)
+    assert missing.returncode == 2 and "ses_missing" in missing.stderr
+    assert os.path.exists(tmp_path / "d")

@@ -29,6 +29,7 @@ file, {var} inserts a notebook variable ({{ and }} for literal braces).
 
 %agent sessions [--all]  this notebook's sessions (children indented)
 %agent resume ID         continue session ID from the next prompt
+%agent show [ID]         the transcript of a session (default: the current one)
 %agent new               start a new session from the next prompt
 %agent agents            the agents, their modes and models
 %agent models            the models known here
@@ -43,7 +44,7 @@ Settings: %config Agent.model = "anthropic/claude-sonnet-4-6", Agent.agent, Agen
 is present, e.g. under nbclient)."""
 
 SUBCOMMANDS: dict[str, tuple[int, int]] = {
-    "sessions": (0, 1), "resume": (1, 1), "new": (0, 0), "agents": (0, 0), "models": (0, 0),
+    "sessions": (0, 1), "resume": (1, 1), "show": (0, 1), "new": (0, 0), "agents": (0, 0), "models": (0, 0),
     "permissions": (0, 0), "stop": (0, 0), "config": (0, 0), "reload": (0, 0), "help": (0, 0),
 }
 """Subcommand → (min, max) arguments. A line that does not fit is a prompt: `%agent stop the server`;
@@ -184,6 +185,13 @@ class AgentMagics(Magics):
             session = ws.sessions.get(args[0])
             agent.session_id = session.id
             return listing.text(f"The next prompt continues “{session.title}” ({session.id}).")
+        if command == "show":
+            from ..views.transcript import transcript_bundle
+
+            session_id = args[0] if args else agent.session_id
+            if session_id is None:
+                return listing.text("No session yet in this notebook; %agent sessions lists the project's.")
+            return transcript_bundle(ws, ws.sessions.get(session_id).id, prompts=True)
         if command == "new":
             session_id = agent.new_session(ws)
             return listing.text(f"Started a new session ({session_id}); the next prompt goes to it.")

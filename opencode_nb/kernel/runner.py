@@ -209,7 +209,7 @@ class NotebookAgent:
         if (background or self.detached) and self.presence.mode != "headless":
             return None  # headless runners shut the kernel down after the last cell: never detach there
         try:
-            return await asyncio.shield(run.task)
+            failure = await asyncio.shield(run.task)
         except asyncio.CancelledError:
             # The cell was interrupted (■ / Ctrl-C): stop the agent, let it save and render, then say so.
             self.stop(run)
@@ -218,6 +218,12 @@ class NotebookAgent:
             except (TimeoutError, asyncio.CancelledError):
                 run.task.cancel()
             raise KeyboardInterrupt("the agent was stopped; what it did so far is kept in the session") from None
+        if failure:
+            # The transcript above shows the details; the cell fails so Run All and nbclient stop here.
+            from IPython.core.error import UsageError
+
+            raise UsageError(failure)
+        return None
 
     @property
     def detached(self) -> bool:
@@ -245,7 +251,7 @@ class NotebookAgent:
                 item.task.cancel()
         return count
 
-    async def _run(self, ws: Workspace, run: Run, text: str, *, agent: str | None, model: str | None) -> Any:
+    async def _run(self, ws: Workspace, run: Run, text: str, *, agent: str | None, model: str | None) -> str | None:
         from IPython.display import display
 
         from .. import id as ids
@@ -312,7 +318,7 @@ class NotebookAgent:
                     view.close()  # the transcript stands in for it now: free its widgets on both sides
             except Exception:
                 log.exception("could not render the transcript")
-        return None
+        return _failure(status, result)
 
     async def _send(self, ws: Workspace, session_id: str, text: str, *, agent: str | None, model: str | None,
                     view: SessionView | None) -> AssistantMessage | str | None:
@@ -345,6 +351,16 @@ def _status_of(result: Any, run: Run) -> str:
     if error is not None:
         return "stopped" if error.kind == "aborted" or run.stop_requested else "error"
     return "stopped" if run.stop_requested else "done"
+
+
+def _failure(status: str, result: Any) -> str | None:
+    """Why the run failed, in one line, or None when it did not."""
+    if status != "error":
+        return None
+    if isinstance(result, Exception):
+        return str(result)
+    error = getattr(result, "error", None)
+    return f"The agent stopped with an error: {error.message}" if error is not None else "The agent stopped."
 
 
 def _with_error(bundle: dict[str, str], exc: Exception) -> dict[str, str]:

@@ -55,8 +55,11 @@ class _Totals:
 
 
 def transcript_bundle(ws: Workspace, session_id: str, *, since: str | None = None, records: Iterable[Record] = (),
-                      status: str = "done", elapsed_s: float | None = None) -> dict[str, str]:
-    """The `text/html` and `text/plain` transcript of `session_id` from message `since` on."""
+                      status: str = "done", elapsed_s: float | None = None, prompts: bool = False) -> dict[str, str]:
+    """The `text/html` and `text/plain` transcript of `session_id` from message `since` on.
+
+    `prompts` includes the person's own prompts; a prompt cell leaves them out, its input shows them.
+    """
     by_call: dict[str, list[Record]] = {}
     loose: dict[str, list[Record]] = {}
     for record in records:
@@ -65,7 +68,7 @@ def transcript_bundle(ws: Workspace, session_id: str, *, since: str | None = Non
         else:
             loose.setdefault(record.session_id, []).append(record)
     totals = _Totals()
-    html_body, text_body = _session(ws, session_id, since, by_call, loose, totals, depth=0)
+    html_body, text_body = _session(ws, session_id, since, by_call, loose, totals, depth=0, prompts=prompts)
     session = ws.sessions.get(session_id)
     todos = ws.sessions.todos(session_id)
     head = header_html(agent=totals.agent or "?", model=totals.model or "?", title=session.title, status=status,
@@ -82,7 +85,8 @@ def transcript_bundle(ws: Workspace, session_id: str, *, since: str | None = Non
 
 
 def _session(ws: Workspace, session_id: str, since: str | None, by_call: dict[str, list[Record]],
-             loose: dict[str, list[Record]], totals: _Totals, depth: int) -> tuple[str, list[str]]:
+             loose: dict[str, list[Record]], totals: _Totals, depth: int,
+             prompts: bool = False) -> tuple[str, list[str]]:
     html: list[str] = []
     text: list[str] = []
     pad = "    " * depth
@@ -105,7 +109,7 @@ def _session(ws: Workspace, session_id: str, since: str | None, by_call: dict[st
                 html.append('<div style="color:#e53935">■ stopped</div>')
                 text.append(f"{pad}(stopped)")
         for part in entry.parts:
-            _part(ws, part, users, since, by_call, loose, totals, depth, html, text)
+            _part(ws, part, users, since, by_call, loose, totals, depth, html, text, prompts)
     for record in loose.get(session_id, ()):
         html.append(record.html)
         text.append(pad + record.text)
@@ -113,16 +117,18 @@ def _session(ws: Workspace, session_id: str, since: str | None, by_call: dict[st
 
 
 def _part(ws: Workspace, part: Any, users: dict[str, bool], since: str | None, by_call: dict[str, list[Record]],
-          loose: dict[str, list[Record]], totals: _Totals, depth: int, html: list[str], text: list[str]) -> None:
+          loose: dict[str, list[Record]], totals: _Totals, depth: int, html: list[str], text: list[str],
+          prompts: bool = False) -> None:
     pad = "    " * depth
     if isinstance(part, TextPart):
         if part.message_id in users:
             if users[part.message_id] or part.synthetic:
                 html.append(synthetic_html(part.text))
                 text.append(f"{pad}⇄ {part.text.strip().splitlines()[0] if part.text.strip() else ''}")
-            elif depth > 0:
-                html.append(user_html(part.text, "task"))
-                text.append(f"{pad}task: {part.text.strip()}")
+            elif depth > 0 or prompts:
+                who = "task" if depth > 0 else "you"
+                html.append(user_html(part.text, who))
+                text.append(f"{pad}{who}: {part.text.strip()}")
             return
         if part.text.strip():
             html.append(text_html(part))

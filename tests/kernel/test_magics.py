@@ -160,3 +160,12 @@ def test_a_run_that_ends_in_an_error_fails_the_cell_after_showing_the_transcript
     assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "UsageError"
     assert "invalid x-api-key" in reply["content"]["evalue"]
     assert "Starting." in fe.text(msg), "the transcript is there too"
+
+
+def test_show_renders_the_current_sessions_whole_transcript(kernel):
+    fe = kernel([{"text": "First."}, {"text": "Second."}], render_views=False, env=HEADLESS)
+    fe.run("%agent one")
+    fe.run("%agent two")
+    msg = fe.execute("%agent show")
+    fe.done(msg)
+    assert "you: one" in fe.text(msg) and "First." in fe.text(msg) and "you: two" in fe.text(msg)
