@@ -26,6 +26,7 @@ from typing import Any, Protocol
 from .. import id as ids
 from ..bus import Bus
 from ..errors import CorrectedError, DeniedError, NotFoundError, PolicyRefusedError, RejectedError
+from ..loops import run_on
 from .events import PermissionAsked, PermissionReplied, PermissionRequest, Reply, ToolRef
 from .rules import Action, Grant, Rule, Ruleset, as_ruleset, evaluate
 from .wildcard import wildcard_match
@@ -166,7 +167,7 @@ class PermissionService:
         pending = self._take(request_id)
         if pending is None:
             raise NotFoundError("permission request", request_id)
-        self._on_loop(pending.loop, self._apply, pending, reply, message)
+        run_on(pending.loop, self._apply, pending, reply, message)
 
     def _apply(self, pending: _Pending, reply: Reply, message: str | None) -> None:
         request = pending.request
@@ -175,7 +176,7 @@ class PermissionService:
             _fail(pending.future, CorrectedError(message) if message else RejectedError())
             for other in self._take_where(lambda p: p.request.session_id == request.session_id):
                 self._publish(other.request, "reject")
-                self._on_loop(other.loop, _fail, other.future, RejectedError())
+                run_on(other.loop, _fail, other.future, RejectedError())
             return
         _succeed(pending.future)
         if reply == "always":
@@ -186,7 +187,7 @@ class PermissionService:
                 lambda p: p.root == pending.root and p.request.agent == request.agent and self._now_allowed(p)
             ):
                 self._publish(other.request, "always")
-                self._on_loop(other.loop, _succeed, other.future)
+                run_on(other.loop, _succeed, other.future)
 
     def _now_allowed(self, pending: _Pending) -> bool:
         request = pending.request
@@ -217,7 +218,7 @@ class PermissionService:
     def close(self) -> None:
         """Refuse everything still waiting: nobody will answer it any more."""
         for pending in self._take_where(lambda p: True):
-            self._on_loop(pending.loop, self._close_one, pending)
+            run_on(pending.loop, self._close_one, pending)
 
     def _close_one(self, pending: _Pending) -> None:
         self._publish(pending.request, "reject", reason="closed")
@@ -260,17 +261,6 @@ class PermissionService:
                  reason: str | None = None) -> None:
         self.bus.publish(PermissionReplied(session_id=request.session_id, request_id=request.id, reply=reply,
                                            message=message, reason=reason))
-
-    @staticmethod
-    def _on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., None], *args: Any) -> None:
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            fn(*args)
-        elif not loop.is_closed():
-            loop.call_soon_threadsafe(fn, *args)
 
 
 def _succeed(future: asyncio.Future[None]) -> None:

@@ -13,11 +13,12 @@ import asyncio
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from .. import id as ids
 from ..bus import Bus
 from ..errors import NotFoundError, RejectedError
+from ..loops import run_on
 from ..permission.events import ToolRef
 from .events import QuestionAsked, QuestionInfo, QuestionReplied, QuestionRequest
 
@@ -98,14 +99,14 @@ class QuestionService:
                 raise NotFoundError("question request", request_id, "it was already answered or dismissed")
             normalized = normalize(pending.request, answers)
             del self._pending[request_id]
-        self._on_loop(pending, lambda: self._finish(pending, normalized, None))
+        run_on(pending.loop, self._finish, pending, normalized, None)
 
     def reject(self, request_id: str, reason: str | None = None) -> None:
         """Dismiss a pending request: the asking tool fails with `RejectedError`. Safe from any thread."""
         pending = self._take(request_id)
         if pending is None:
             raise NotFoundError("question request", request_id, "it was already answered or dismissed")
-        self._on_loop(pending, lambda: self._finish(pending, None, reason or "dismissed"))
+        run_on(pending.loop, self._finish, pending, None, reason or "dismissed")
 
     def pending(self, session_id: str | None = None) -> list[QuestionRequest]:
         """Requests still waiting, oldest first; only `session_id`'s when given."""
@@ -119,7 +120,7 @@ class QuestionService:
             items = list(self._pending.values())
             self._pending.clear()
         for pending in items:
-            self._on_loop(pending, lambda p=pending: self._finish(p, None, "closed"))
+            run_on(pending.loop, self._finish, pending, None, "closed")
 
     def _finish(self, pending: _Pending, answers: Answers | None, reason: str | None) -> None:
         request = pending.request
@@ -135,17 +136,6 @@ class QuestionService:
     def _take(self, request_id: str) -> _Pending | None:
         with self._lock:
             return self._pending.pop(request_id, None)
-
-    @staticmethod
-    def _on_loop(pending: _Pending, fn: Callable[[], Any]) -> None:
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is pending.loop:
-            fn()
-        elif not pending.loop.is_closed():
-            pending.loop.call_soon_threadsafe(fn)
 
 
 def normalize(request: QuestionRequest, answers: Sequence[Sequence[str] | str]) -> Answers:

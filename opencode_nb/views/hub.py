@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..bus import Bus, Event
+from ..loops import run_on
 
 log = logging.getLogger(__name__)
 
@@ -153,15 +154,4 @@ class ViewHub:
 
     def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
         """Run `fn` on the views' loop, from any thread (click handlers)."""
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            fn(*args)
-            return
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            fn(*args)
-        else:
-            loop.call_soon_threadsafe(fn, *args)
+        run_on(self._loop, fn, *args)

@@ -206,12 +206,15 @@ def permission_record_text(request: PermissionRequest, reply: Reply, *, message:
             f"{REPLY_WORDS[reply]}{said}{why}")
 
 
+def _answered(request: QuestionRequest, answers: Sequence[Sequence[str]] | None, none: str) -> list[tuple[str, str]]:
+    """Each question with its answer in words (`none` where it has none)."""
+    return [(q.question, ", ".join(answers[i]) if answers is not None and i < len(answers) and answers[i] else none)
+            for i, q in enumerate(request.questions)]
+
+
 def question_record_html(request: QuestionRequest, answers: Sequence[Sequence[str]] | None,
                          reason: str | None = None) -> str:
-    rows = []
-    for i, q in enumerate(request.questions):
-        answer = ", ".join(answers[i]) if answers is not None and i < len(answers) and answers[i] else "—"
-        rows.append(f"❓ {escape(q.question)} → <b>{escape(answer)}</b>")
+    rows = [f"❓ {escape(q)} → <b>{escape(a)}</b>" for q, a in _answered(request, answers, "—")]
     if answers is None:
         rows.append(f"<i>dismissed{(' — ' + escape(reason)) if reason else ''}</i>")
     elif reason:
@@ -221,10 +224,7 @@ def question_record_html(request: QuestionRequest, answers: Sequence[Sequence[st
 
 def question_record_text(request: QuestionRequest, answers: Sequence[Sequence[str]] | None,
                          reason: str | None = None) -> str:
-    rows = []
-    for i, q in enumerate(request.questions):
-        answer = ", ".join(answers[i]) if answers is not None and i < len(answers) and answers[i] else "-"
-        rows.append(f"? {q.question} -> {answer}")
+    rows = [f"? {q} -> {a}" for q, a in _answered(request, answers, "-")]
     if answers is None:
         rows.append(f"  dismissed{(' (' + reason + ')') if reason else ''}")
     elif reason:
