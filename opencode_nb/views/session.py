@@ -3,8 +3,7 @@
 A view keeps the latest value of everything it shows and lets the hub decide when widgets are updated, so
 a burst of deltas costs one widget update per flush. It reads only bus events of its own session (the hub
 routes them) and, for a child created before its view, the store; it writes only replies to the
-permission and question services and Stop requests. Decisions made without the store's knowledge (asks
-and their answers) are kept as records so the saved transcript can show them.
+permission and question services and Stop requests.
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ from .question import QuestionPromptView
 from .render import header_html, reasoning_html, synthetic_html, user_html
 from .todo import TodoView
 from .tool_card import ToolCardView
-from .transcript import Record
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -153,7 +151,6 @@ class SessionView:
         self.title = ""
         self.agent = ""
         self.model = ""
-        self.records: list[Record] = []
         self.children: dict[str, ChildSessionView] = {}
         self.cards: dict[str, ToolCardView] = {}
         self._items: dict[str, Any] = {}
@@ -327,9 +324,6 @@ class SessionView:
         if view is None:
             return
         view.resolve(event)
-        call_id = view.request.tool.call_id if view.request.tool else None
-        self.records.append(Record(session_id=self.session_id, call_id=call_id, html=view.record_html(),
-                                   text=view.record_text()))
 
     def _line(self, key: str, text: str, color: str = "#fb8c00") -> None:
         from .markdown import escape
@@ -415,12 +409,6 @@ class SessionView:
     def close(self) -> None:
         """Close every widget of this view (after the transcript replaced it), here and in the front end."""
         close_tree(self.widget)
-
-    def all_records(self) -> list[Record]:
-        out = list(self.records)
-        for child in self.children.values():
-            out += child.session.all_records()
-        return out
 
     def pending_prompts(self) -> list[PermissionPromptView | QuestionPromptView]:
         out = list(self._prompts.values())
