@@ -86,11 +86,13 @@ def tool_title(part: ToolPart) -> str:
     return title or call_title(state.input) or ""
 
 
-def tool_status(part: ToolPart, now: float | None = None) -> str:
+def tool_status(part: ToolPart, now: float | None = None, *, waiting: bool = False) -> str:
     state = part.state
     now = time.time() if now is None else now
     if state.status == "pending":
         return "pending"
+    if state.status == "running" and waiting:
+        return "⏸ waiting for your answer"
     if state.status == "running":
         return f"⏳ running {seconds(max(0.0, now - state.started_at))}"
     took = seconds(max(0.0, state.ended_at - state.started_at))
@@ -111,14 +113,14 @@ def diff_html(diff: str) -> str:
     return f'<pre style="{PRE}">' + "\n".join(rows) + "</pre>"
 
 
-def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = False) -> str:
+def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = False, waiting: bool = False) -> str:
     """The card of one tool call: what it is, its state, and what it produced."""
     state = part.state
     icon = ICONS.get(part.tool, "🔧")
     head = (f'<span class="ocnb-tool-head">{icon} <b>{escape(part.tool)}</b> '
             f'<span style="{MONO}">{escape(tool_title(part)[:200])}</span> '
             f'<span class="ocnb-tool-state" style="color:{COLORS[state.status]}">'
-            f"{escape(tool_status(part, now))}</span></span>")
+            f"{escape(tool_status(part, now, waiting=waiting))}</span></span>")
     body = ""
     metadata: dict[str, Any] = getattr(state, "metadata", {}) or {}
     if state.status == "running" and metadata.get("output"):

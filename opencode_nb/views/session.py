@@ -160,7 +160,7 @@ class SessionView:
         self._users: dict[str, bool] = {}
         self._assistants: dict[str, AssistantMessage] = {}
         self._prompts: dict[str, PermissionPromptView | QuestionPromptView] = {}
-        self._placing: list[tuple[str | None, widgets.Widget]] = []
+        self._placing: list[tuple[str | None, PermissionPromptView | QuestionPromptView]] = []
         self._header_shown = ""
         self.reveal: Callable[[], None] | None = None
         """Opens the sections this view is folded in (set on child views)."""
@@ -312,18 +312,22 @@ class SessionView:
     def _on_permission(self, request: Any) -> None:
         view = PermissionPromptView(request, self.ws.permissions.reply, self.hub.call_soon)
         self._prompts[request.id] = view
-        self._placing.append((request.tool.call_id if request.tool else None, view.widget))
+        self._placing.append((request.tool.call_id if request.tool else None, view))
 
     def _on_question(self, request: Any) -> None:
         view = QuestionPromptView(request, self.ws.questions.reply, self.ws.questions.reject, self.hub.call_soon)
         self._prompts[request.id] = view
-        self._placing.append((request.tool.call_id if request.tool else None, view.widget))
+        self._placing.append((request.tool.call_id if request.tool else None, view))
 
     def _on_replied(self, event: Any) -> None:
         view = self._prompts.pop(event.request_id, None)
         if view is None:
             return
         view.resolve(event)
+        card = self.cards.get(view.request.tool.call_id) if view.request.tool else None
+        if card is not None and view.request.id in card.waiting:
+            card.waiting.discard(view.request.id)
+            self._dirty.add(card.part.id)
 
     def _line(self, key: str, text: str, color: str = "#fb8c00") -> None:
         from .markdown import escape
@@ -369,12 +373,16 @@ class SessionView:
         placing, self._placing = self._placing, []
         if placing and self.reveal is not None:
             self.reveal()  # a person must see a question put to them, however deep the child is
-        for call_id, widget in placing:
+        for call_id, prompt in placing:
             card = self.cards.get(call_id) if call_id else None
             if card is not None:
-                card.add_prompt(widget)
+                if prompt.answered is None:
+                    card.add_prompt(prompt.widget, prompt.request.id)
+                    card.flush(now)
+                else:
+                    card.prompts.children = (*card.prompts.children, prompt.widget)
             else:
-                self._order.append(widget)
+                self._order.append(prompt.widget)
         order = tuple(id(w) for w in self._order)
         if order != self._shown_order:
             self._shown_order = order

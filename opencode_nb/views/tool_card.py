@@ -27,6 +27,8 @@ class ToolCardView:
         self.widget = widgets.VBox([self.html, self.prompts], layout=widgets.Layout(margin="0"))
         self.widget.add_class("ocnb-tool-card")
         self._shown = ""
+        self.waiting: set[str] = set()
+        """Requests put to the person by this call and not answered yet."""
 
     @property
     def running(self) -> bool:
@@ -36,15 +38,16 @@ class ToolCardView:
         self.part = part
 
     def flush(self, now: float | None = None) -> None:
-        value = tool_card_html(self.part, time.time() if now is None else now)
+        value = tool_card_html(self.part, time.time() if now is None else now, waiting=bool(self.waiting))
         if value != self._shown:
             self._shown = value
             self.html.value = value
         if self.child is not None:
             self.child.update_from_call(self.part)
 
-    def add_prompt(self, widget: widgets.Widget) -> None:
+    def add_prompt(self, widget: widgets.Widget, request_id: str) -> None:
         self.prompts.children = (*self.prompts.children, widget)
+        self.waiting.add(request_id)
 
     def attach_child(self, child: ChildSessionView) -> None:
         self.child = child

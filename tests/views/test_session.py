@@ -65,6 +65,8 @@ async def test_allow_once_clicked_on_any_thread_lets_the_tool_run(tmp_path, thre
     view.start()
     run = asyncio.ensure_future(ws.prompt(session.id, "say hi"))
     button = await wait_for(lambda: buttons(view.widget, "Allow once"))
+    card = next(iter(view.cards.values()))
+    assert "waiting for your answer" in card.html.value, "the card says it waits for the person"
     if thread:
         t = threading.Thread(target=click, args=(button[0],))
         t.start()
@@ -75,6 +77,7 @@ async def test_allow_once_clicked_on_any_thread_lets_the_tool_run(tmp_path, thre
     assert final.error is None
     hub.flush_all()
     assert not buttons(view.widget, "Allow once"), "the prompt collapses to a record once answered"
+    assert "waiting for your answer" not in card.html.value and "✓" in card.html.value
     html = html_of(view.widget)
     assert "All done." in html
     await ws.aclose()
