@@ -16,7 +16,7 @@ import ipywidgets as widgets
 from ..errors import NotFoundError
 from ..question.events import QuestionReplied, QuestionRequest
 from .markdown import escape
-from .render import question_record_html, question_record_text
+from .render import icon_html, question_record_html, question_record_text
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ class QuestionPromptView:
         for index, question in enumerate(request.questions):
             header = f"<b>{escape(question.header)}</b> " if question.header else ""
             who = f"{escape(request.agent)} asks: " if request.agent else ""
-            rows.append(widgets.HTML(f"❓ {who}{header}{escape(question.question)}"))
+            rows.append(widgets.HTML(f"{icon_html('question-circle')}{who}{header}{escape(question.question)}"))
             buttons = []
             for option in question.options:
                 button = widgets.Button(description=option.label, tooltip=option.description or option.label,

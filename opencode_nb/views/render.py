@@ -19,10 +19,13 @@ from ..session.subtask import call_title
 from .markdown import escape, markdown_html
 
 ICONS = {
-    "read": "📖", "write": "📝", "edit": "✏️", "bash": "💻", "grep": "🔎", "glob": "🗂️", "list": "📁",
-    "webfetch": "🌐", "todowrite": "☑️", "todoread": "☑️", "task": "🤖", "question": "❓",
-    "plan_enter": "🧭", "plan_exit": "🧭",
+    "read": "book", "write": "file-text-o", "edit": "pencil", "bash": "terminal", "grep": "search",
+    "glob": "files-o", "list": "folder-open-o", "webfetch": "globe", "todowrite": "check-square-o",
+    "todoread": "check-square-o", "task": "sitemap", "question": "question-circle", "plan_enter": "map-o",
+    "plan_exit": "map-o",
 }
+"""Font Awesome 4 icon names: JupyterLab's widget manager loads the font; elsewhere (GitHub, nbviewer) the
+icon is simply absent and the tool's name carries the meaning."""
 TODO_MARKS = {"pending": "☐", "in_progress": "◐", "completed": "☑", "cancelled": "☒"}
 TEXT_TODO_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
 REPLY_WORDS: dict[str, str] = {"once": "allowed once", "always": "always allowed", "reject": "rejected"}
@@ -37,6 +40,12 @@ MONO = "font-family:var(--jp-code-font-family,monospace);font-size:12px"
 BOX = "margin:2px 0;padding:3px 8px;border-left:3px solid {color};background:var(--jp-layout-color1,#fff)"
 COLORS = {"pending": "#9e9e9e", "running": "#1e88e5", "completed": "#43a047", "error": "#e53935"}
 PRE = f"{MONO};white-space:pre-wrap;margin:4px 0;max-height:24em;overflow:auto"
+SPINNER = '<i class="fa fa-spinner fa-spin" aria-hidden="true"></i> '
+"""Font Awesome, which the widget manager loads for button icons; only live cards show a running state."""
+
+
+def icon_html(name: str) -> str:
+    return f'<i class="fa fa-{name}" aria-hidden="true"></i> '
 
 
 def seconds(value: float) -> str:
@@ -92,9 +101,9 @@ def tool_status(part: ToolPart, now: float | None = None, *, waiting: bool = Fal
     if state.status == "pending":
         return "pending"
     if state.status == "running" and waiting:
-        return "⏸ waiting for your answer"
+        return "waiting for your answer"
     if state.status == "running":
-        return f"⏳ running {seconds(max(0.0, now - state.started_at))}"
+        return f"running {seconds(max(0.0, now - state.started_at))}"
     took = seconds(max(0.0, state.ended_at - state.started_at))
     return f"✓ {took}" if state.status == "completed" else f"✗ {took}"
 
@@ -116,10 +125,11 @@ def diff_html(diff: str) -> str:
 def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = False, waiting: bool = False) -> str:
     """The card of one tool call: what it is, its state, and what it produced."""
     state = part.state
-    icon = ICONS.get(part.tool, "🔧")
-    head = (f'<span class="ocnb-tool-head">{icon} <b>{escape(part.tool)}</b> '
+    icon = icon_html(ICONS.get(part.tool, "wrench"))
+    head = (f'<span class="ocnb-tool-head">{icon}<b>{escape(part.tool)}</b> '
             f'<span style="{MONO}">{escape(tool_title(part)[:200])}</span> '
             f'<span class="ocnb-tool-state" style="color:{COLORS[state.status]}">'
+            f"{SPINNER if state.status == 'running' and not waiting else ''}"
             f"{escape(tool_status(part, now, waiting=waiting))}</span></span>")
     body = ""
     metadata: dict[str, Any] = getattr(state, "metadata", {}) or {}
@@ -184,14 +194,14 @@ def permission_html(request: PermissionRequest) -> str:
     elif meta.get("command") and meta.get("command") not in request.patterns:
         extra = f'<pre style="{PRE}">{escape(str(meta["command"]))}</pre>'
     return (f'<div class="ocnb-ask" style="{BOX.format(color="#fb8c00")}">'
-            f"🔐 <b>{escape(request.agent)}</b> asks for <b>{escape(request.permission)}</b>"
+            f"{icon_html('lock')}<b>{escape(request.agent)}</b> asks for <b>{escape(request.permission)}</b>"
             f'<ul style="margin:2px 0">{patterns}</ul>{extra}</div>')
 
 
 def permission_record_html(request: PermissionRequest, reply: Reply, *, message: str | None = None,
                            reason: str | None = None) -> str:
     """The one line a prompt collapses to once it has been answered."""
-    icon = "✅" if reply != "reject" else "⛔"
+    icon = "✓" if reply != "reject" else "✗"
     who = f" — {escape(reason)}" if reason else ""
     said = f": “{escape(message)}”" if message else ""
     patterns = ", ".join(request.patterns)
@@ -216,7 +226,8 @@ def _answered(request: QuestionRequest, answers: Sequence[Sequence[str]] | None,
 
 def question_record_html(request: QuestionRequest, answers: Sequence[Sequence[str]] | None,
                          reason: str | None = None) -> str:
-    rows = [f"❓ {escape(q)} → <b>{escape(a)}</b>" for q, a in _answered(request, answers, "—")]
+    mark = icon_html("question-circle")
+    rows = [f"{mark}{escape(q)} → <b>{escape(a)}</b>" for q, a in _answered(request, answers, "—")]
     if answers is None:
         rows.append(f"<i>dismissed{(' — ' + escape(reason)) if reason else ''}</i>")
     elif reason:
