@@ -99,7 +99,7 @@ class PermissionService:
             DeniedError: a rule denies one of the patterns (even if another would only ask).
             PolicyRefusedError: nobody is present to ask and the policy refuses.
             CorrectedError: the person refused and said why.
-            RejectedError: the person (or the policy, or a timeout) refused.
+            RejectedError: the person (or a timeout) refused.
         """
         patterns = list(patterns)
         rules = as_ruleset(ruleset)

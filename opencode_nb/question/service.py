@@ -17,7 +17,7 @@ from typing import Literal
 
 from .. import id as ids
 from ..bus import Bus
-from ..errors import NotFoundError, RejectedError
+from ..errors import NotFoundError, PolicyRefusedError, RejectedError
 from ..loops import run_on
 from ..permission.events import ToolRef
 from .events import QuestionAsked, QuestionInfo, QuestionReplied, QuestionRequest
@@ -52,7 +52,8 @@ class QuestionService:
         """Wait for the person's answers, one list of chosen labels (or free text) per question.
 
         Raises:
-            RejectedError: the person dismissed the questions, or the service closed first.
+            RejectedError: the person dismissed the questions, or the service closed first (the loop stops).
+            PolicyRefusedError: nobody is present and the policy dismissed them (the model carries on).
         """
         request = QuestionRequest(id=ids.ascending("question"), session_id=session_id, agent=agent,
                                   questions=list(questions), tool=tool)
@@ -62,7 +63,7 @@ class QuestionService:
                 self.bus.publish(QuestionAsked(request=request))
                 self.bus.publish(QuestionReplied(session_id=session_id, request_id=request.id,
                                                  reason="dismissed by policy: nobody is present to answer"))
-                raise RejectedError(DISMISSED_BY_POLICY)
+                raise PolicyRefusedError(DISMISSED_BY_POLICY)
             if answers is not None:
                 answers = normalize(request, answers)
                 self.bus.publish(QuestionAsked(request=request))

@@ -169,3 +169,12 @@ def test_show_renders_the_current_sessions_whole_transcript(kernel):
     msg = fe.execute("%agent show")
     fe.done(msg)
     assert "you: one" in fe.text(msg) and "First." in fe.text(msg) and "you: two" in fe.text(msg)
+
+
+def test_headless_deny_dismisses_the_plan_question_and_the_agent_carries_on(kernel):
+    fe = kernel([{"tool_calls": [{"name": "plan_enter", "input": {}}]}, {"text": "Staying in build mode, then."}],
+                render_views=False, env=HEADLESS)
+    msg = fe.execute("%agent plan this first")
+    assert fe.done(msg)["content"]["status"] == "ok"
+    text = fe.text(msg)
+    assert "dismissed by policy" in text and "Staying in build mode, then." in text

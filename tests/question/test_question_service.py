@@ -4,7 +4,7 @@ import threading
 import pytest
 
 from opencode_nb.bus import Bus
-from opencode_nb.errors import NotFoundError, RejectedError
+from opencode_nb.errors import NotFoundError, PolicyRefusedError, RejectedError
 from opencode_nb.question import QuestionAsked, QuestionInfo, QuestionOption, QuestionReplied, QuestionService
 
 COLOR = QuestionInfo(question="Which colour?", header="Colour",
@@ -145,6 +145,15 @@ async def test_a_policy_answers_when_nobody_is_there_and_the_bus_still_shows_it(
     assert await service.ask("ses_1", [COLOR, SIZE]) == [["Red"], ["S"]]
     assert [e.type for e in events] == ["question.asked", "question.replied"]
     assert "policy" in events[1].reason and service.pending() == []
+
+
+async def test_a_policy_dismissing_tells_the_model_to_carry_on_rather_than_stopping_the_loop(bus, events):
+    service = QuestionService(bus, policy=lambda request: False)
+    with pytest.raises(PolicyRefusedError, match="best judgement") as err:
+        await service.ask("ses_1", [COLOR])
+    assert not isinstance(err.value, RejectedError), "a rejection would end the run"
+    assert [e.type for e in events] == ["question.asked", "question.replied"]
+    assert events[1].answers is None and "policy" in events[1].reason and service.pending() == []
 
 
 async def test_a_policy_returning_none_leaves_the_question_to_a_person(bus):
