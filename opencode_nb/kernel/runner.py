@@ -279,9 +279,7 @@ class NotebookAgent:
             self.presence.policy = self.settings.permission
             lock = self._locks.setdefault(run.session_id, asyncio.Lock())
             if lock.locked() and view is not None:
-                view.status = "queued"
-                view._line("queued", "⏸ queued: another prompt of this session is still running")
-                self.hub.mark(view)
+                view.queued()
             async with lock:
                 floor = ids.ascending("message")
                 started = time.time()

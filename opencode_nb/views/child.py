@@ -28,10 +28,6 @@ class ChildSessionView:
         self._title = ""
         self.update_from_call(None)
 
-    @property
-    def session_id(self) -> str:
-        return self.session.session_id
-
     def update_from_call(self, part: ToolPart | None) -> None:
         tools: list[dict[str, Any]] = []
         done = False
@@ -43,5 +39,5 @@ class ChildSessionView:
             self._title = title
             self.widget.set_title(0, title)
 
-    def expand(self, open_: bool = True) -> None:
-        self.widget.selected_index = 0 if open_ else None
+    def expand(self) -> None:
+        self.widget.selected_index = 0

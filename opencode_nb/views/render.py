@@ -103,7 +103,8 @@ def tool_status(part: ToolPart, now: float | None = None, *, waiting: bool = Fal
     if state.status == "running" and waiting:
         return "waiting for your answer"
     if state.status == "running":
-        return f"running {seconds(max(0.0, now - state.started_at))}"
+        # Whole seconds: a running card then changes once a second, not on every flush.
+        return f"running {int(max(0.0, now - state.started_at))}s"
     took = seconds(max(0.0, state.ended_at - state.started_at))
     return f"✓ {took}" if state.status == "completed" else f"✗ {took}"
 

@@ -26,7 +26,7 @@ from ..session.models import (
 )
 from .child import ChildSessionView
 from .hub import ViewHub
-from .markdown import markdown_html
+from .markdown import escape, markdown_html
 from .permission import PermissionPromptView
 from .question import QuestionPromptView
 from .render import header_html, reasoning_html, synthetic_html, user_html
@@ -102,10 +102,6 @@ class _StreamedText:
             self.frozen, self._settled_html = self.settled, ""
             self.widget.children = (*self.widget.children[:-1], block, self.tail)
         self.tail.value = self._settled_html + markdown_html(text[self.settled:])
-
-    @property
-    def value(self) -> str:
-        return "".join(w.value for w in self.widget.children)
 
 
 def settled_boundary(text: str, start: int) -> int:
@@ -185,6 +181,12 @@ class SessionView:
     @property
     def running(self) -> bool:
         return self.status in ("running", "retry")
+
+    def queued(self) -> None:
+        """Another prompt of this session is still running; this one waits its turn."""
+        self.status = "queued"
+        self._line("queued", "queued: another prompt of this session is still running")
+        self.hub.mark(self)
 
     def start(self) -> None:
         self.status = "running"
@@ -330,8 +332,6 @@ class SessionView:
             self._dirty.add(card.part.id)
 
     def _line(self, key: str, text: str, color: str = "#fb8c00") -> None:
-        from .markdown import escape
-
         if key in self._items:
             return
         html = widgets.HTML(f'<div style="color:{color};margin:2px 0">{escape(text)}</div>')
@@ -369,7 +369,7 @@ class SessionView:
                 item.flush()
         for card in self.cards.values():
             if card.running and card.part.id not in dirty:
-                card.flush(now)  # the elapsed time of running tools
+                card.flush(now)  # the elapsed time of running tools: it changes once a second
         placing, self._placing = self._placing, []
         if placing and self.reveal is not None:
             self.reveal()  # a person must see a question put to them, however deep the child is
@@ -411,18 +411,10 @@ class SessionView:
         if value != self._header_shown:
             self._header_shown = value
             self.header.value = value
-        if not self.running and self.status != "starting" and not self.stop_button.disabled:
-            self.stop_button.disabled = self.status not in ("queued",)
 
     def close(self) -> None:
         """Close every widget of this view (after the transcript replaced it), here and in the front end."""
         close_tree(self.widget)
-
-    def pending_prompts(self) -> list[PermissionPromptView | QuestionPromptView]:
-        out = list(self._prompts.values())
-        for child in self.children.values():
-            out += child.session.pending_prompts()
-        return out
 
 
 def close_tree(widget: widgets.Widget) -> None:

@@ -29,7 +29,7 @@ def test_a_running_bash_card_shows_the_tail_of_its_output():
                         metadata={"output": "\n".join(f"line {i}" for i in range(100))})
     card = ToolPart(session_id="s", message_id="m", call_id="c", tool="bash", state=state)
     html = tool_card_html(card, now=13.0)
-    assert "running 3.0s" in html and "line 99" in html and "line 50" not in html
+    assert "running 3s" in html and "line 99" in html and "line 50" not in html
 
 
 def test_images_a_tool_returns_are_shown_inline():
@@ -38,6 +38,12 @@ def test_images_a_tool_returns_are_shown_inline():
     state = ToolCompleted(input={"path": "plot.png"}, output="Image read", title="plot.png", started_at=1.0,
                           ended_at=1.2, attachments=[Attachment(mime="image/png", url="data:image/png;base64,iVBOR")])
     assert '<img src="data:image/png;base64,iVBOR"' in tool_card_html(part(state))
+
+
+def test_a_running_card_changes_once_a_second_not_on_every_flush():
+    state = ToolRunning(input={"command": "make"}, title="make", started_at=10.0)
+    card = ToolPart(session_id="s", message_id="m", call_id="c", tool="bash", state=state)
+    assert tool_card_html(card, now=12.1) == tool_card_html(card, now=12.9) != tool_card_html(card, now=13.0)
 
 
 def test_an_error_card_shows_the_message():

@@ -26,6 +26,18 @@ def make_ws(tmp_path: Path, turns: list[dict[str, Any]], permission: Any = None)
     return ws
 
 
+def watched(tmp_path: Path, turns: list[dict[str, Any]], *, respond: Any = None, permission: Any = None,
+            **view_options: Any):
+    """A workspace replaying `turns` (or asking `respond`), a hub and a view of a new session:
+    (ws, hub, session, view)."""
+    ws = make_ws(tmp_path, turns, permission)
+    if respond is not None:
+        ws.providers.register("scripted", Scripted(respond=respond))
+    hub = ViewHub(ws.bus)
+    session = ws.sessions.create(str(ws.directory))
+    return ws, hub, session, SessionView(ws, hub, session.id, floor="", **view_options)
+
+
 def buttons(widget: widgets.Widget, description: str) -> list[widgets.Button]:
     found = []
     stack = [widget]
@@ -58,10 +70,7 @@ BASH = [{"text": "Checking.", "tool_calls": [{"name": "bash", "input": {"command
 
 @pytest.mark.parametrize("thread", [False, True], ids=["loop-thread", "other-thread"])
 async def test_allow_once_clicked_on_any_thread_lets_the_tool_run(tmp_path, thread):
-    ws = make_ws(tmp_path, BASH)
-    hub = ViewHub(ws.bus)
-    session = ws.sessions.create(str(ws.directory))
-    view = SessionView(ws, hub, session.id, floor="")
+    ws, hub, session, view = watched(tmp_path, BASH)
     view.start()
     run = asyncio.ensure_future(ws.prompt(session.id, "say hi"))
     button = await wait_for(lambda: buttons(view.widget, "Allow once"))
@@ -87,10 +96,7 @@ async def test_parallel_asks_each_get_their_own_prompt(tmp_path):
     turns = [{"tool_calls": [{"name": "bash", "input": {"command": "echo one", "description": "one"}},
                              {"name": "bash", "input": {"command": "echo two", "description": "two"}}]},
              {"text": "Both ran."}]
-    ws = make_ws(tmp_path, turns)
-    hub = ViewHub(ws.bus)
-    session = ws.sessions.create(str(ws.directory))
-    view = SessionView(ws, hub, session.id, floor="")
+    ws, hub, session, view = watched(tmp_path, turns)
     run = asyncio.ensure_future(ws.prompt(session.id, "run both"))
     allows = await wait_for(lambda: len(buttons(view.widget, "Allow once")) == 2 and buttons(view.widget, "Allow once"))
     assert {p.request.patterns[0] for p in view._prompts.values()} == {"echo one", "echo two"}
@@ -105,10 +111,7 @@ async def test_parallel_asks_each_get_their_own_prompt(tmp_path):
 
 
 async def test_reject_with_feedback_sends_the_text_to_the_model(tmp_path):
-    ws = make_ws(tmp_path, BASH)
-    hub = ViewHub(ws.bus)
-    session = ws.sessions.create(str(ws.directory))
-    view = SessionView(ws, hub, session.id, floor="")
+    ws, _hub, session, view = watched(tmp_path, BASH)
     run = asyncio.ensure_future(ws.prompt(session.id, "say hi"))
     await wait_for(lambda: buttons(view.widget, "Reject with feedback"))
     prompt = next(iter(view._prompts.values()))
@@ -121,10 +124,7 @@ async def test_reject_with_feedback_sends_the_text_to_the_model(tmp_path):
 
 
 async def test_a_double_click_answers_once_and_is_otherwise_ignored(tmp_path):
-    ws = make_ws(tmp_path, BASH)
-    hub = ViewHub(ws.bus)
-    session = ws.sessions.create(str(ws.directory))
-    view = SessionView(ws, hub, session.id, floor="")
+    ws, _hub, session, view = watched(tmp_path, BASH)
     replies = []
     ws.bus.subscribe("permission.replied", replies.append)
     run = asyncio.ensure_future(ws.prompt(session.id, "say hi"))
@@ -140,10 +140,7 @@ async def test_question_buttons_answer_the_question_tool(tmp_path):
     turns = [{"tool_calls": [{"name": "question", "input": {"questions": [
         {"question": "Which format?", "header": "Format", "options": [{"label": "CSV"}, {"label": "Parquet"}]}]}}]},
         {"text": "Parquet it is."}]
-    ws = make_ws(tmp_path, turns)
-    hub = ViewHub(ws.bus)
-    session = ws.sessions.create(str(ws.directory))
-    view = SessionView(ws, hub, session.id, floor="")
+    ws, _hub, session, view = watched(tmp_path, turns)
     run = asyncio.ensure_future(ws.prompt(session.id, "export the data"))
     click((await wait_for(lambda: buttons(view.widget, "Parquet")))[0])
     await asyncio.wait_for(run, 5)
@@ -154,10 +151,7 @@ async def test_question_buttons_answer_the_question_tool(tmp_path):
 
 async def test_streaming_text_is_coalesced_into_few_widget_updates(tmp_path, recording_comm):
     text = "word " * 4000
-    ws = make_ws(tmp_path, [{"text": text}])
-    hub = ViewHub(ws.bus)
-    session = ws.sessions.create(str(ws.directory))
-    view = SessionView(ws, hub, session.id, floor="")
+    ws, hub, session, view = watched(tmp_path, [{"text": text}])
     view.start()
     deltas = []
     ws.bus.subscribe("message.part.updated", lambda e: e.delta and deltas.append(e.delta))
@@ -182,11 +176,7 @@ async def test_a_task_call_shows_the_child_session_collapsed_inside_its_card(tmp
         return {"text": "Surveyed."} if done else {"tool_calls": [{"name": "task", "input": {
             "description": "Survey", "prompt": "look around", "subagent_type": "explore"}}]}
 
-    ws = make_ws(tmp_path, [])
-    ws.providers.register("scripted", Scripted(respond=respond))
-    hub = ViewHub(ws.bus)
-    session = ws.sessions.create(str(ws.directory))
-    view = SessionView(ws, hub, session.id, floor="")
+    ws, hub, session, view = watched(tmp_path, [], respond=respond)
     recorder = AskRecorder(ws.bus, session.id)
     await ws.prompt(session.id, "survey")
     hub.flush_all()
@@ -209,11 +199,7 @@ async def test_an_ask_inside_a_collapsed_child_opens_it_and_is_answered_there(tm
         return {"text": "Thanks."} if done else {"tool_calls": [{"name": "task", "input": {
             "description": "Look", "prompt": "look", "subagent_type": "explore"}}]}
 
-    ws = make_ws(tmp_path, [], permission={"glob": "ask"})
-    ws.providers.register("scripted", Scripted(respond=respond))
-    hub = ViewHub(ws.bus)
-    session = ws.sessions.create(str(ws.directory))
-    view = SessionView(ws, hub, session.id, floor="")
+    ws, _hub, session, view = watched(tmp_path, [], respond=respond, permission={"glob": "ask"})
     run = asyncio.ensure_future(ws.prompt(session.id, "look"))
     allow = await wait_for(lambda: buttons(view.widget, "Allow once"))
     child = next(iter(view.children.values()))
@@ -239,13 +225,9 @@ async def test_the_transcript_records_policy_decisions_with_their_reason(tmp_pat
 
 
 async def test_stop_button_calls_back_from_any_thread(tmp_path):
-    ws = make_ws(tmp_path, BASH)
-    hub = ViewHub(ws.bus)
-    session = ws.sessions.create(str(ws.directory))
     stopped = asyncio.Event()
-    view = SessionView(ws, hub, session.id, floor="", on_stop=stopped.set)
-    asyncio.get_running_loop()
-    hub._running_loop()
+    ws, _, _, view = watched(tmp_path, BASH, on_stop=stopped.set)
+    view.start()  # the view now knows the loop it runs on
     t = threading.Thread(target=click, args=(view.stop_button,))
     t.start()
     t.join()
