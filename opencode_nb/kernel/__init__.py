@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-from .magics import AgentMagics, split_line, split_prompt_line
+from .magics import AgentMagics, usage_errors
 from .presence import Presence
 from .runner import NotebookAgent
 from .settings import Agent
@@ -38,7 +36,7 @@ def load_ipython_extension(shell: Any) -> None:
 
     terminal = getattr(shell, "kernel", None) is None
     settings = Agent(parent=shell, config=shell.config)
-    presence = Presence(terminal=terminal)
+    presence = Presence(terminal=terminal, policy=lambda: settings.permission)
     agent = NotebookAgent(shell, settings, presence)
     magics = AgentMagics(shell, agent, lambda bundle: display(bundle, raw=True))
     shell.register_magics(magics)
@@ -98,34 +96,18 @@ def current() -> NotebookAgent:
 
 async def run_cell(args: str, body: str) -> None:
     """What a `%%agent` cell becomes: run its prompt, awaited by the cell."""
-    magics: AgentMagics = _magics()
-    with _usage_errors():
-        await magics.agent_prompt(args, body)
+    magics = _magics()
+    with usage_errors():
+        await magics.prompt(args, body)
 
 
 async def run_line(line: str) -> None:
     """What a top-level `%agent …` line becomes: a subcommand, or a one-line prompt."""
-    magics: AgentMagics = _magics()
-    with _usage_errors():
-        command, args = split_line(line)
-        if command is not None:
-            magics.display(magics.subcommand(command, args))
-            return
-        options, prompt = split_prompt_line(line)
-        await magics.agent_prompt(options, prompt)
-
-
-@contextmanager
-def _usage_errors() -> Iterator[None]:
-    """Our errors already say what is wrong and what to do: show them without a traceback into our code."""
-    from IPython.core.error import UsageError
-
-    from ..errors import OpencodeNbError
-
-    try:
-        yield
-    except OpencodeNbError as exc:
-        raise UsageError(str(exc)) from None
+    magics = _magics()
+    with usage_errors():
+        prompt = magics.line(line)
+        if prompt is not None:
+            await magics.prompt(*prompt)
 
 
 def _magics() -> AgentMagics:

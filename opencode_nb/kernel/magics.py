@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -114,6 +115,17 @@ def split_prompt_line(line: str) -> tuple[str, str]:
     return " ".join(options), " ".join(words[i:])
 
 
+@contextmanager
+def usage_errors() -> Iterator[None]:
+    """Our errors already say what is wrong and what to do: show them without a traceback into our code."""
+    from ..errors import OpencodeNbError
+
+    try:
+        yield
+    except OpencodeNbError as exc:
+        raise UsageError(str(exc)) from None
+
+
 @magics_class
 class AgentMagics(Magics):
     def __init__(self, shell: Any, agent: NotebookAgent, display: Callable[[dict[str, str]], None]) -> None:
@@ -124,21 +136,13 @@ class AgentMagics(Magics):
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
         """Run a prompt with an agent, or manage sessions: `%agent help` says how."""
-        if cell is None:
-            command, args = split_line(line)
-            if command is not None:
-                from ..errors import OpencodeNbError
-
-                try:
-                    self.display(self.subcommand(command, args))
-                except OpencodeNbError as exc:
-                    raise UsageError(str(exc)) from None
-                return
-            options, prompt = split_prompt_line(line)
-        else:
-            options, prompt = line, cell
         # Reached only where the prompt cannot be awaited (inside a function or a block): run it detached.
-        coroutine = self.agent_prompt(options, prompt, detach=True)
+        with usage_errors():
+            prompt = (line, cell) if cell is not None else self.line(line)
+            if prompt is None:
+                return
+            request = self.request(*prompt)
+        coroutine = self.agent.prompt(**{**request, "background": True})
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -146,18 +150,36 @@ class AgentMagics(Magics):
             return
         task = asyncio.ensure_future(coroutine)
         self.agent.background.add(task)
-        task.add_done_callback(self.agent.background.discard)
+        task.add_done_callback(self._finished_in_background)
 
-    async def agent_prompt(self, options: str, prompt: str, *, detach: bool = False) -> None:
+    def _finished_in_background(self, task: asyncio.Future[Any]) -> None:
+        from . import listing
+
+        self.agent.background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.display(listing.text(f"%agent: {task.exception()}"))  # nobody awaits it: show it in its cell
+
+    def line(self, line: str) -> tuple[str, str] | None:
+        """Show a subcommand's output, or split a one-line prompt into (options, prompt)."""
+        command, args = split_line(line)
+        if command is not None:
+            self.display(self.subcommand(command, args))
+            return None
+        return split_prompt_line(line)
+
+    def request(self, options: str, prompt: str) -> dict[str, Any]:
+        """The arguments of `NotebookAgent.prompt` for a cell's options and prompt, checked before anything runs."""
         from .interpolate import interpolate
 
         parsed = parse_options(options)
         if not prompt.strip():
             raise UsageError("%%agent: the prompt is empty; write it on the lines below %%agent "
                              "(or after %agent on one line). %agent help lists the subcommands.")
-        text = interpolate(prompt, self.shell.user_ns)
-        await self.agent.prompt(text, agent=parsed.agent, model=parsed.model, session=parsed.session,
-                                new=parsed.new, background=parsed.bg or detach)
+        return {"text": interpolate(prompt, self.shell.user_ns), "agent": parsed.agent, "model": parsed.model,
+                "session": parsed.session, "new": parsed.new, "background": parsed.bg}
+
+    async def prompt(self, options: str, prompt: str) -> None:
+        await self.agent.prompt(**self.request(options, prompt))
 
     def subcommand(self, command: str, args: list[str]) -> dict[str, str]:
         from . import listing

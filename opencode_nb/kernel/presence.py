@@ -15,6 +15,7 @@ import asyncio
 import logging
 import os
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # the extension must load fast: pydantic models are imported with the workspace
@@ -31,7 +32,9 @@ READONLY = frozenset({"read", "glob", "grep", "list", "todoread", "todowrite"})
 
 
 class Presence:
-    def __init__(self, *, headless: bool | None = None, terminal: bool = False) -> None:
+    def __init__(self, *, headless: bool | None = None, terminal: bool = False,
+                 policy: Callable[[], str] = lambda: "deny") -> None:
+        """`policy` gives the current headless policy (`Agent.permission`), read at each ask."""
         if headless is None:
             headless = os.environ.get("OPENCODE_NB_HEADLESS", "").strip().lower() in ("1", "true", "yes")
         self.mode: Mode = "terminal" if terminal else "headless" if headless else "unknown"
@@ -42,7 +45,7 @@ class Presence:
             self.mode, self.reason = "interactive", "a Jupyter server started the kernel for a notebook"
         self.frontend: dict[str, Any] | None = None
         """The labextension's hello (`{"hello": …, "path": …}`), when it answered."""
-        self.policy = "deny"
+        self.policy = policy
         self.comm: Any = None
         self._waiters: list[asyncio.Future[None]] = []
 
@@ -112,7 +115,8 @@ class Presence:
         """The workspace's permission policy: None (ask a person) unless nobody is present."""
         if self.interactive:
             return None
-        if self.policy == "allow" or (self.policy == "allow-readonly" and request.permission in READONLY):
+        policy = self.policy()
+        if policy == "allow" or (policy == "allow-readonly" and request.permission in READONLY):
             return "allow"
         return "deny"
 
@@ -120,6 +124,6 @@ class Presence:
         """Headless answers: with policy allow, each question's first option; otherwise dismissed."""
         if self.interactive:
             return None
-        if self.policy == "allow":
+        if self.policy() == "allow":
             return [[q.options[0].label] if q.options else [] for q in request.questions]
         return False

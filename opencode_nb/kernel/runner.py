@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import logging
 import os
 import threading
@@ -45,7 +46,6 @@ BUILTIN_DEMO_PROVIDER = "demo"
 class Run:
     session_id: str
     task: asyncio.Task[Any] | None = None
-    view: SessionView | None = None
     started: bool = False
     stop_requested: bool = False
     done: asyncio.Event = field(default_factory=asyncio.Event)
@@ -192,9 +192,6 @@ class NotebookAgent:
             return self.new_session(ws)
         return self.session_id
 
-    def busy(self, session_id: str) -> bool:
-        return any(r.session_id == session_id and not r.done.is_set() for r in self.runs)
-
     # ------------------------------------------------------------------------------------------ running
 
     async def prompt(self, text: str, *, agent: str | None = None, model: str | None = None,
@@ -258,15 +255,14 @@ class NotebookAgent:
         from ..errors import OpencodeNbError
         from ..views import SessionView, transcript_bundle
         from ..views.records import AskRecorder
+        from . import listing
 
-        headless = self.presence.mode in ("headless", "terminal")
         view: SessionView | None = None
         handle: Any = None
         if self.presence.mode == "terminal":
             handle = _Silent()  # the session was printed as it happened
-        elif not headless:
+        elif self.presence.mode != "headless":
             view = SessionView(ws, self.hub, run.session_id, floor="~", on_stop=lambda: self.stop(run))
-            run.view = view
             self.presence.watch(view.widget)
             handle = display(view.widget, display_id=True)
         else:
@@ -276,7 +272,6 @@ class NotebookAgent:
         recorder = AskRecorder(ws.bus, run.session_id)
         try:
             await self.presence.decide(self.settings.probe_timeout_s)
-            self.presence.policy = self.settings.permission
             lock = self._locks.setdefault(run.session_id, asyncio.Lock())
             if lock.locked() and view is not None:
                 view.queued()
@@ -287,7 +282,7 @@ class NotebookAgent:
                 if view is not None:
                     view.floor = floor
                     view.start()
-                result = await self._send(ws, run.session_id, text, agent=agent, model=model, view=view)
+                result = await self._send(ws, run.session_id, text, agent=agent, model=model)
                 status = _status_of(result, run)
         except asyncio.CancelledError:
             status = "stopped"
@@ -310,7 +305,7 @@ class NotebookAgent:
                 if isinstance(result, Exception):
                     bundle = _with_error(bundle, result)
                 elif isinstance(result, str):
-                    bundle = _local_output(result)
+                    bundle = listing.text(result)  # a local command's output (/help)
                 handle.update(bundle, raw=True)
                 if view is not None:
                     view.close()  # the transcript stands in for it now: free its widgets on both sides
@@ -318,8 +313,8 @@ class NotebookAgent:
                 log.exception("could not render the transcript")
         return _failure(status, result)
 
-    async def _send(self, ws: Workspace, session_id: str, text: str, *, agent: str | None, model: str | None,
-                    view: SessionView | None) -> AssistantMessage | str | None:
+    async def _send(self, ws: Workspace, session_id: str, text: str, *, agent: str | None,
+                    model: str | None) -> AssistantMessage | str | None:
         from ..command import parse_slash
 
         slash = parse_slash(text)
@@ -368,12 +363,7 @@ def _with_error(bundle: dict[str, str], exc: Exception) -> dict[str, str]:
     return {"text/html": bundle.get("text/html", "") + html, "text/plain": f"{bundle.get('text/plain', '')}\n{exc}"}
 
 
-def _local_output(text: str) -> dict[str, str]:
-    from ..views.markdown import escape
-
-    return {"text/html": f"<pre>{escape(text)}</pre>", "text/plain": text}
-
-
+@functools.cache
 def _kernel_delivers_to_awaiting_cells() -> bool:
     """ipykernel 7.4 is the first to dispatch widget messages while a cell awaits."""
     try:

@@ -178,3 +178,13 @@ def test_headless_deny_dismisses_the_plan_question_and_the_agent_carries_on(kern
     assert fe.done(msg)["content"]["status"] == "ok"
     text = fe.text(msg)
     assert "dismissed by policy" in text and "Staying in build mode, then." in text
+
+
+def test_a_prompt_where_no_await_is_possible_runs_detached_and_its_errors_still_show(kernel):
+    fe = kernel([{"text": "From inside a function."}], render_views=False, env=HEADLESS)
+    msg = fe.execute("def ask():\n    get_ipython().run_line_magic('agent', 'hello there')\nask()")
+    assert fe.done(msg)["content"]["status"] == "ok"
+    fe.wait_for(lambda: "From inside a function." in fe.text(msg), what="the detached run's transcript")
+    bad = fe.execute("def ask():\n    get_ipython().run_line_magic('agent', 'look at {nothing_here}')\nask()")
+    reply = fe.done(bad)
+    assert reply["content"]["status"] == "error" and "{{nothing_here}}" in reply["content"]["evalue"]
