@@ -51,11 +51,7 @@ def sessions(ws: Workspace, *, notebook: str | None, current: str | None, everyt
     rows: list[list[str]] = []
 
     def add(session: Any, depth: int) -> None:
-        agent, tokens = "", 0
-        for entry in ws.sessions.messages(session.id):
-            if entry.message.role == "assistant":
-                agent = entry.message.agent
-                tokens += entry.message.tokens.total
+        agent, tokens = ws.sessions.activity(session.id)
         mark = "▶ " if session.id == current else ""
         rows.append([mark + "    " * depth + session.id, "    " * depth + session.title, agent, f"{tokens:,}",
                      f"${session.cost:.4f}", ago(session.updated_at)])

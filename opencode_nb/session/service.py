@@ -151,6 +151,11 @@ class SessionService:
         self.flush()
         return self.store.messages(session_id)
 
+    def activity(self, session_id: str) -> tuple[str, int]:
+        """(agent of the latest answer, tokens of all answers), without loading the history."""
+        self._end_turn()
+        return self.store.activity(session_id)
+
     def add_message(self, message: UserMessage | AssistantMessage) -> None:
         self._in_turn(lambda: self.store.add_message(message), _message_event(message))
 

@@ -339,6 +339,20 @@ class SessionStore:
         # The parts were validated just above: building the wrappers unvalidated saves a second pass.
         return [MessageWithParts.model_construct(message=m, parts=by_message[m.id]) for m in messages]
 
+    def activity(self, session_id: str) -> tuple[str, int]:
+        """The agent of the session's latest answer and the tokens of all its answers, read in SQL: a listing
+        of many sessions must not load their parts."""
+        row = self._db().execute(
+            "SELECT (SELECT json_extract(data, '$.agent') FROM messages WHERE session_id = ?1 "
+            "        AND json_extract(data, '$.role') = 'assistant' ORDER BY id DESC LIMIT 1), "
+            "       COALESCE(SUM(json_extract(data, '$.tokens.input') + json_extract(data, '$.tokens.output')"
+            "            + json_extract(data, '$.tokens.reasoning') + json_extract(data, '$.tokens.cache_read')"
+            "            + json_extract(data, '$.tokens.cache_write')), 0) "
+            "FROM messages WHERE session_id = ?1 AND json_extract(data, '$.role') = 'assistant'",
+            (session_id,),
+        ).fetchone()
+        return row[0] or "", int(row[1])
+
     # ------------------------------------------------------------------------------------------ todos
 
     def set_todos(self, session_id: str, todos: Sequence[Todo]) -> None:

@@ -179,6 +179,20 @@ def test_an_updated_message_replaces_its_stored_version(store):
     assert store.messages(session.id)[0].message == done
 
 
+def test_activity_reads_the_latest_answering_agent_and_all_tokens_without_the_history(store):
+    from opencode_nb.session.models import Tokens, UserMessage
+
+    session = new_session(store)
+    assert store.activity(session.id) == ("", 0)
+    user = UserMessage(session_id=session.id, agent="plan")
+    store.add_message(user)
+    store.add_message(AssistantMessage(session_id=session.id, parent_id=user.id, agent="plan", model="a/b",
+                                       tokens=Tokens(input=10, output=5, reasoning=1, cache_read=2, cache_write=3)))
+    store.add_message(AssistantMessage(session_id=session.id, parent_id=user.id, agent="build", model="a/b",
+                                       tokens=Tokens(input=100)))
+    assert store.activity(session.id) == ("build", 121)
+
+
 def test_sessions_round_trip_with_rules_and_grants(store):
     session = Session(
         directory="/p",
