@@ -22,6 +22,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,6 +66,8 @@ class NotebookAgent:
         self._locks: dict[str, asyncio.Lock] = {}
         self._workspace: concurrent.futures.Future[Workspace] | None = None
         self._workspace_lock = threading.Lock()
+        self._unwire: Callable[[], None] | None = None
+        """Undoes the terminal's printing and asking (terminal IPython only)."""
         settings.observe(lambda change: self.reset_workspace(), "directory")
 
     # ------------------------------------------------------------------------------------------ workspace
@@ -116,7 +119,7 @@ class NotebookAgent:
         if self.presence.mode == "terminal":
             from .terminal import wire
 
-            wire(ws)
+            self._unwire = wire(ws)
         return ws
 
     def workspace(self) -> Workspace:
@@ -162,6 +165,9 @@ class NotebookAgent:
         if self._hub is not None:
             self._hub.close()
             self._hub = None
+        if self._unwire is not None:
+            self._unwire()
+            self._unwire = None
         self.session_id = None
         if old is not None and old.done() and old.exception() is None:
             old.result().close()

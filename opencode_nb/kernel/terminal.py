@@ -17,8 +17,9 @@ from ..errors import NotFoundError
 if TYPE_CHECKING:
     from ..workspace import Workspace
 
-ANSWERS = {"": "once", "o": "once", "once": "once", "y": "once", "yes": "once", "a": "always", "always": "always",
-           "r": "reject", "n": "reject", "no": "reject", "reject": "reject"}
+ANSWERS = {"o": "once", "once": "once", "y": "once", "yes": "once", "a": "always", "always": "always",
+           "r": "reject", "n": "reject", "no": "reject", "reject": "reject", "": "reject"}
+"""What the person may type; an empty line refuses, so a stray Enter never approves anything."""
 
 
 def wire(ws: Workspace, read: Callable[[str], str] = input) -> Callable[[], None]:
@@ -27,27 +28,40 @@ def wire(ws: Workspace, read: Callable[[str], str] = input) -> Callable[[], None
     from ..views.text import TextTranscript
 
     transcript = TextTranscript(ws.bus)
+    turn: list[asyncio.Lock] = []
+    """Parallel tools and subagents may ask at once; the terminal asks one thing at a time."""
+
+    async def ask(prompt: str) -> str | None:
+        if not turn:
+            turn.append(asyncio.Lock())
+        async with turn[0]:
+            try:
+                return (await asyncio.to_thread(read, prompt)).strip()
+            except EOFError:
+                return None  # no more input (a closed or piped terminal): nobody can answer
 
     async def ask_permission(request: Any) -> None:
         lines = [f"\n? {request.agent} asks for {request.permission}: {', '.join(request.patterns)}"]
         if request.metadata.get("diff"):
             lines.append(str(request.metadata["diff"]))
         lines.append(f"  [o]nce · [a]lways ({always_note(request)}) · [r]eject · or type why not: ")
-        answer = (await asyncio.to_thread(read, "\n".join(lines))).strip()
-        reply = ANSWERS.get(answer.lower())
-        try:
+        answer = await ask("\n".join(lines))
+        reply = "reject" if answer is None else ANSWERS.get(answer.lower())
+        with contextlib.suppress(NotFoundError):  # answered meanwhile (Stop, another ask's "always")
             if reply is None:
                 ws.permissions.reply(request.id, "reject", answer)
             else:
                 ws.permissions.reply(request.id, reply)  # type: ignore[arg-type]
-        except NotFoundError:
-            pass
 
     async def ask_question(request: Any) -> None:
         answers = []
         for question in request.questions:
             options = " · ".join(f"[{i + 1}] {o.label}" for i, o in enumerate(question.options))
-            answer = (await asyncio.to_thread(read, f"\n? {question.question}\n  {options}\n  > ")).strip()
+            answer = await ask(f"\n? {question.question}\n  {options}\n  > ")
+            if answer is None:
+                with contextlib.suppress(NotFoundError):
+                    ws.questions.reject(request.id, "nobody answered on the terminal")
+                return
             labels = [question.options[int(n) - 1].label for n in answer.replace(",", " ").split()
                       if n.isdigit() and 0 < int(n) <= len(question.options)]
             answers.append(labels or ([answer] if answer else []))
@@ -55,8 +69,9 @@ def wire(ws: Workspace, read: Callable[[str], str] = input) -> Callable[[], None
             ws.questions.reply(request.id, answers)
 
     offs = [
-        ws.bus.subscribe("permission.asked", lambda e: ask_permission(e.request) if _waiting(ws, e) else None),
-        ws.bus.subscribe("question.asked", lambda e: ask_question(e.request) if _waiting_q(ws, e) else None),
+        ws.bus.subscribe("permission.asked",
+                         lambda e: ask_permission(e.request) if _waiting(ws.permissions, e) else None),
+        ws.bus.subscribe("question.asked", lambda e: ask_question(e.request) if _waiting(ws.questions, e) else None),
     ]
 
     def off() -> None:
@@ -67,9 +82,6 @@ def wire(ws: Workspace, read: Callable[[str], str] = input) -> Callable[[], None
     return off
 
 
-def _waiting(ws: Workspace, event: Any) -> bool:
-    return any(r.id == event.request.id for r in ws.permissions.pending())
-
-
-def _waiting_q(ws: Workspace, event: Any) -> bool:
-    return any(r.id == event.request.id for r in ws.questions.pending())
+def _waiting(service: Any, event: Any) -> bool:
+    """Still unanswered: a policy may have answered it as it was published."""
+    return any(r.id == event.request.id for r in service.pending())
