@@ -12,16 +12,16 @@ from typing import Any
 
 
 def run_on(loop: asyncio.AbstractEventLoop | None, fn: Callable[..., Any], *args: Any) -> None:
-    """Call `fn(*args)` now if we are on `loop` (or it is gone), else soon on `loop`, thread-safely."""
-    if loop is None or loop.is_closed():
-        if loop is None:
-            fn(*args)
-        return
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if running is loop:
+    """Call `fn(*args)` on `loop`: now when we are on it (or no loop was ever known), else soon, from any
+    thread. Work for a loop that has closed is dropped: nothing waits on it any more."""
+    if loop is None or _running() is loop:
         fn(*args)
-    else:
+    elif not loop.is_closed():
         loop.call_soon_threadsafe(fn, *args)
+
+
+def _running() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -29,8 +29,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel
-
 from ..bus import Bus, Event
 from ..permission.rules import Grant, Rule
 from .events import MessagePartUpdated, MessageUpdated, SessionCreated, SessionUpdated, Todo, TodoUpdated
@@ -308,16 +306,12 @@ class SessionService:
 
 
 def _part_event(part: Part, delta: str | None = None) -> MessagePartUpdated:
-    """The event of a part that is already a validated model: built without validating it again, since
+    """The event of a part, which is a validated model already: built without validating it again, since
     one part can be published thousands of times while it streams."""
-    if not isinstance(part, BaseModel):
-        return MessagePartUpdated(part=part, delta=delta)  # a mapping from outside: validate it
     return MessagePartUpdated.model_construct(part=part, delta=delta)
 
 
 def _message_event(message: UserMessage | AssistantMessage) -> MessageUpdated:
-    if not isinstance(message, BaseModel):
-        return MessageUpdated(message=message)
     return MessageUpdated.model_construct(message=message)
 
 
