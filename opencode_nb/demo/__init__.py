@@ -38,8 +38,7 @@ def quickstart_path() -> Path:
     checkout = Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb"
     if checkout.is_file():
         return checkout
-    with as_file(files(__package__).joinpath("quickstart.ipynb")) as packaged:
-        return Path(packaged)
+    return Path(str(files(__package__).joinpath("quickstart.ipynb")))  # a plain file of the installed package
 
 
 def run_notebook(path: Path | None = None, *, timeout_s: int = 600, out: TextIO | None = None) -> int:
@@ -53,11 +52,10 @@ def run_notebook(path: Path | None = None, *, timeout_s: int = 600, out: TextIO 
     out = out or sys.stdout
     path = path or quickstart_path()
     notebook = nbformat.read(path, as_version=4)
-    os.environ.setdefault("OPENCODE_NB_HEADLESS", "1")
     client = NotebookClient(notebook, timeout=timeout_s, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
     print(f"executing {path} …", file=out)
-    client.execute()
+    client.execute(env={**os.environ, "OPENCODE_NB_HEADLESS": "1"})  # the kernel's, not this process's
     target = path.with_name(path.stem + ".executed.ipynb")
     if Path(__file__).resolve().parent in path.resolve().parents or not os.access(path.parent, os.W_OK):
         target = Path.cwd() / target.name  # the copy installed with the package: write where the person is

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 import ipywidgets as widgets
 
 from ..errors import NotFoundError
 from ..permission.events import PermissionReplied, PermissionRequest, Reply
+from .markdown import escape
 from .render import always_note, permission_html, permission_record_html, permission_record_text
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ class PermissionPromptView:
         self.reject.on_click(lambda _: self.answer("reject"))
         self.send_feedback.on_click(lambda _: self.answer("reject", self.feedback.value.strip() or None))
         note = widgets.HTML(f'<span style="font-size:11px;color:#757575">Always allow covers: '
-                            f"{_escape(always_note(request))}</span>")
+                            f"{escape(always_note(request))}</span>")
         self.widget = widgets.VBox([
             widgets.HTML(permission_html(request)),
             widgets.HBox([self.allow, self.always, self.reject]),
@@ -88,8 +88,3 @@ class PermissionPromptView:
         return permission_record_text(self.request, self.answered.reply, message=self.answered.message,
                                       reason=self.answered.reason)
 
-
-def _escape(text: Any) -> str:
-    from .markdown import escape
-
-    return escape(str(text))
