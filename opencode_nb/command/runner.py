@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..config.schema import CommandConfig
 from ..errors import NotFoundError
 from ..session.models import AssistantMessage, CompactionPart, SubtaskPart
-from ..tool.shell import parse_command
+from ..tool.support.shell import parse_command
 from .builtin import LOCAL, builtin_commands
 from .template import render_template
 

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from .. import id as ids
 from ..bus import Bus
 from ..errors import CorrectedError, DeniedError, NotFoundError, PolicyRefusedError, RejectedError
-from ..loops import run_on
+from ..handoff import run_on
 from .events import PermissionAsked, PermissionReplied, PermissionRequest, Reply, ToolRef
 from .rules import Action, Grant, Rule, Ruleset, as_ruleset, evaluate
 from .wildcard import wildcard_match

@@ -18,7 +18,7 @@ from typing import Literal
 from .. import id as ids
 from ..bus import Bus
 from ..errors import NotFoundError, PolicyRefusedError, RejectedError
-from ..loops import run_on
+from ..handoff import run_on
 from ..permission.events import ToolRef
 from .events import QuestionAsked, QuestionInfo, QuestionReplied, QuestionRequest
 

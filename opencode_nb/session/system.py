@@ -15,7 +15,7 @@ from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
-from ..tool.ignore import ignore_spec
+from ..tool.support.ignore import ignore_spec
 
 INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md")
 """Project instruction files, looked for from the working directory up to the project root. The first name

@@ -6,7 +6,7 @@ registry holds the tools a workspace offers. `command_patterns` is how a shell l
 
 from .base import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES, TodoStore, Tool, ToolContext, ToolResult
 from .registry import ToolRegistry, default_registry
-from .shell import command_patterns
+from .support.shell import command_patterns
 
 __all__ = ["MAX_OUTPUT_BYTES", "MAX_OUTPUT_LINES", "TodoStore", "Tool", "ToolContext", "ToolRegistry", "ToolResult",
            "command_patterns", "default_registry"]

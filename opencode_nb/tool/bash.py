@@ -42,7 +42,7 @@ from .base import (
     split_lines,
     workspace_root,
 )
-from .shell import command_patterns, outside_paths, parse_command
+from .support.shell import command_patterns, outside_paths, parse_command
 
 __all__ = ["BashTool", "command_patterns"]
 

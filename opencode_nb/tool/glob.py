@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, ask_external, inside, relative, resolve_path, workspace_root
-from .globs import glob_matcher, split_absolute
-from .ignore import IgnoreRules
+from .support.globpattern import glob_matcher, split_absolute
+from .support.ignore import IgnoreRules
 
 LIMIT = 100
 

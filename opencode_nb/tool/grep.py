@@ -18,8 +18,8 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, ask_external, inside, relative, resolve_path, workspace_root
-from .globs import glob_matcher
-from .ignore import ALWAYS_IGNORED, IgnoreRules
+from .support.globpattern import glob_matcher
+from .support.ignore import ALWAYS_IGNORED, IgnoreRules
 
 LIMIT = 100
 """Matches shown; more means the pattern should be narrower."""

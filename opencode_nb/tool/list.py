@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, ask_external, inside, relative, resolve_path, workspace_root
-from .ignore import IgnoreRules
+from .support.ignore import IgnoreRules
 
 LIMIT = 100
 """Files shown; a bigger tree is better explored folder by folder or with glob."""

@@ -17,8 +17,8 @@ from pydantic import BaseModel, Field
 from ..errors import ToolError
 from ..session.models import Attachment
 from .base import MAX_OUTPUT_BYTES, Tool, ToolContext, ToolResult, ask_external, relative, resolve_path, workspace_root
-from .ignore import IgnoreRules
-from .ipynb import notebook_text
+from .support.ignore import IgnoreRules
+from .support.ipynb import notebook_text
 
 DEFAULT_LIMIT = 2000
 MAX_LINE = 2000

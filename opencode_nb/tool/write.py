@@ -6,7 +6,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, ask_external, relative, resolve_path
-from .textfile import diff_counts, file_lock, read_text, unified_diff, write_text
+from .support.textfile import diff_counts, file_lock, read_text, unified_diff, write_text
 
 
 class WriteParams(BaseModel):

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..bus import Bus, Event
-from ..loops import run_on
+from ..handoff import run_on
 
 log = logging.getLogger(__name__)
 

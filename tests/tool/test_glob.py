@@ -71,6 +71,6 @@ async def test_globbing_outside_the_workspace_asks_external_directory(ctx, tmp_p
 def test_glob_matching_rules(pattern, path, hit):
     from pathlib import PurePosixPath
 
-    from opencode_nb.tool.globs import glob_matcher
+    from opencode_nb.tool.support.globpattern import glob_matcher
 
     assert glob_matcher(pattern)(PurePosixPath(path)) is hit

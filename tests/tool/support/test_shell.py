@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from opencode_nb.permission import evaluate, from_config
-from opencode_nb.tool.arity import always_prefix
 from opencode_nb.tool.bash import command_patterns
-from opencode_nb.tool.shell import outside_paths, parse_command
+from opencode_nb.tool.support.arity import always_prefix
+from opencode_nb.tool.support.shell import outside_paths, parse_command
 
 
 @pytest.mark.parametrize(("command", "patterns", "always"), [

@@ -12,7 +12,7 @@ import difflib
 import weakref
 from pathlib import Path
 
-from ..errors import ToolError
+from ...errors import ToolError
 
 _locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 

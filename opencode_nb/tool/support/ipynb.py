@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from ..errors import ToolError
+from ...errors import ToolError
 
 MAX_STREAM_CHARS = 1500
 """Per output: a long training log says what it needs to in its first and last lines."""
