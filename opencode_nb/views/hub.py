@@ -20,6 +20,18 @@ from typing import Any, Protocol
 
 from ..bus import Bus, Event
 from ..handoff import run_on
+from ..permission.events import PermissionAsked, PermissionReplied
+from ..question.events import QuestionAsked, QuestionReplied
+from ..session.events import (
+    MessagePartUpdated,
+    MessageUpdated,
+    SessionCreated,
+    SessionError,
+    SessionIdle,
+    SessionStatus,
+    SessionUpdated,
+    TodoUpdated,
+)
 
 log = logging.getLogger(__name__)
 
@@ -40,15 +52,21 @@ class Watcher(Protocol):
 
 
 def session_of(event: Event) -> str | None:
-    """The session an event belongs to, whatever its shape."""
-    for owner in ("part", "message", "request"):
-        value = getattr(event, owner, None)
-        if value is not None:
-            return getattr(value, "session_id", None)
-    session = getattr(event, "session", None)
-    if session is not None:
-        return session.id
-    return getattr(event, "session_id", None)
+    """The session an event belongs to; None for events of no session a view shows."""
+    match event:
+        case MessagePartUpdated(part=part):
+            return part.session_id
+        case MessageUpdated(message=message):
+            return message.session_id
+        case PermissionAsked(request=request) | QuestionAsked(request=request):
+            return request.session_id
+        case SessionCreated(session=session) | SessionUpdated(session=session):
+            return session.id
+        case (SessionStatus() | SessionIdle() | SessionError() | TodoUpdated() | PermissionReplied()
+              | QuestionReplied()):
+            return event.session_id
+        case _:
+            return None
 
 
 class ViewHub:

@@ -17,6 +17,7 @@ from ..errors import NotFoundError
 from ..permission.events import PermissionReplied, PermissionRequest, Reply
 from .markdown import escape
 from .render import always_note, permission_html, permission_record_html, permission_record_text
+from .widget_tree import close_tree
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +72,6 @@ class PermissionPromptView:
 
     def resolve(self, event: PermissionReplied) -> None:
         """Collapse to the record of the decision (on the views' loop)."""
-        from .session import close_tree
-
         self.answered = event
         old, self.widget.children = self.widget.children, (widgets.HTML(self.record_html()),)
         for widget in old:

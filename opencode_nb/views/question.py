@@ -17,6 +17,7 @@ from ..errors import NotFoundError
 from ..question.events import QuestionReplied, QuestionRequest
 from .markdown import escape
 from .render import icon_html, question_record_html, question_record_text
+from .widget_tree import close_tree
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +105,6 @@ class QuestionPromptView:
             button.disabled = True
 
     def resolve(self, event: QuestionReplied) -> None:
-        from .session import close_tree
-
         self.answered = event
         old, self.widget.children = self.widget.children, (widgets.HTML(self.record_html()),)
         for widget in old:

@@ -7,9 +7,10 @@ keeps one record per answered ask.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..bus import Bus, Event
+from ..permission.events import PermissionAsked, PermissionReplied, PermissionRequest
+from ..question.events import QuestionAsked, QuestionReplied, QuestionRequest
+from ..session.events import SessionCreated
 from .render import permission_record_html, permission_record_text, question_record_html, question_record_text
 from .transcript import Record
 
@@ -18,32 +19,35 @@ class AskRecorder:
     def __init__(self, bus: Bus, session_id: str) -> None:
         self.sessions = {session_id}
         self.records: list[Record] = []
-        self._asked: dict[str, Any] = {}
-        self._offs = [bus.subscribe(name, self._on) for name in (
-            "session.created", "permission.asked", "permission.replied", "question.asked", "question.replied")]
+        self._asked: dict[str, PermissionRequest | QuestionRequest] = {}
+        self._offs = [bus.subscribe(kind, self._on) for kind in (
+            SessionCreated, PermissionAsked, PermissionReplied, QuestionAsked, QuestionReplied)]
 
     def close(self) -> None:
         for off in self._offs:
             off()
 
     def _on(self, event: Event) -> None:
-        e: Any = event
-        if e.type == "session.created":
-            if e.session.parent_id in self.sessions:
-                self.sessions.add(e.session.id)
-        elif e.type.endswith(".asked"):
-            if e.request.session_id in self.sessions:
-                self._asked[e.request.id] = e.request
-        else:
-            request = self._asked.pop(e.request_id, None)
-            if request is None:
+        match event:
+            case SessionCreated(session=session):
+                if session.parent_id in self.sessions:
+                    self.sessions.add(session.id)
+            case PermissionAsked(request=request) | QuestionAsked(request=request):
+                if request.session_id in self.sessions:
+                    self._asked[request.id] = request
+            case PermissionReplied() | QuestionReplied():
+                self._on_replied(event)
+
+    def _on_replied(self, event: PermissionReplied | QuestionReplied) -> None:
+        request = self._asked.pop(event.request_id, None)
+        match request, event:
+            case PermissionRequest(), PermissionReplied():
+                html = permission_record_html(request, event.reply, message=event.message, reason=event.reason)
+                text = permission_record_text(request, event.reply, message=event.message, reason=event.reason)
+            case QuestionRequest(), QuestionReplied():
+                html = question_record_html(request, event.answers, event.reason)
+                text = question_record_text(request, event.answers, event.reason)
+            case _:
                 return
-            if e.type == "permission.replied":
-                html = permission_record_html(request, e.reply, message=e.message, reason=e.reason)
-                text = permission_record_text(request, e.reply, message=e.message, reason=e.reason)
-                call_id = request.tool.call_id if request.tool else None
-            else:
-                html = question_record_html(request, e.answers, e.reason)
-                text = question_record_text(request, e.answers, e.reason)
-                call_id = request.tool.call_id if request.tool else None
-            self.records.append(Record(session_id=request.session_id, call_id=call_id, html=html, text=text))
+        call_id = request.tool.call_id if request.tool else None
+        self.records.append(Record(session_id=request.session_id, call_id=call_id, html=html, text=text))

@@ -8,14 +8,14 @@ limited to what JupyterLab's sanitizer, GitHub and nbviewer keep (colours, borde
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..permission.events import PermissionRequest, Reply
 from ..question.events import QuestionRequest
 from ..session.events import Todo
 from ..session.models import ReasoningPart, TextPart, ToolPart
-from ..session.subtask import call_title
+from .labels import summary_title, tool_title
 from .markdown import escape, markdown_html
 
 ICONS = {
@@ -40,6 +40,12 @@ MONO = "font-family:var(--jp-code-font-family,monospace);font-size:12px"
 BOX = "margin:2px 0;padding:3px 8px;border-left:3px solid {color};background:var(--jp-layout-color1,#fff)"
 COLORS = {"pending": "#9e9e9e", "running": "#1e88e5", "completed": "#43a047", "error": "#e53935"}
 PRE = f"{MONO};white-space:pre-wrap;margin:4px 0;max-height:24em;overflow:auto"
+TEXT_MARKS = {"pending": "·", "running": "▸", "completed": "✓", "error": "✗"}
+"""The state of a call in one character, where there is no colour to say it."""
+TEXT_OUTPUT_LINES = 6
+"""Lines of a tool's output or error a plain-text card previews."""
+TEXT_OUTPUT_CHARS = 160
+"""Characters of each previewed line."""
 SPINNER = '<i class="fa fa-spinner fa-spin" aria-hidden="true"></i> '
 """Font Awesome, which the widget manager loads for button icons; only live cards show a running state."""
 
@@ -89,12 +95,6 @@ def reasoning_html(part: ReasoningPart, *, open_: bool = False) -> str:
 # ---------------------------------------------------------------------------------------------- tools
 
 
-def tool_title(part: ToolPart) -> str:
-    state = part.state
-    title = getattr(state, "title", "") or ""
-    return title or call_title(state.input) or ""
-
-
 def tool_status(part: ToolPart, now: float | None = None, *, waiting: bool = False) -> str:
     state = part.state
     now = time.time() if now is None else now
@@ -105,8 +105,15 @@ def tool_status(part: ToolPart, now: float | None = None, *, waiting: bool = Fal
     if state.status == "running":
         # Whole seconds: a running card then changes once a second, not on every flush.
         return f"running {int(max(0.0, now - state.started_at))}s"
-    took = seconds(max(0.0, state.ended_at - state.started_at))
-    return f"✓ {took}" if state.status == "completed" else f"✗ {took}"
+    return f"{TEXT_MARKS[state.status]} {duration_text(part)}"
+
+
+def duration_text(part: ToolPart) -> str:
+    """How long a finished call ran, as every view writes it (empty while it runs)."""
+    state = part.state
+    if state.status not in ("completed", "error"):
+        return ""
+    return seconds(max(0.0, state.ended_at - state.started_at))
 
 
 def diff_html(diff: str) -> str:
@@ -156,17 +163,23 @@ def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = Fa
     return f'<div class="ocnb-tool ocnb-{state.status}" style="{style}">{head}{body}</div>'
 
 
-def tool_card_text(part: ToolPart, *, output_lines: int = 6) -> str:
+def tool_card_text(part: ToolPart, *, output_lines: int = TEXT_OUTPUT_LINES) -> str:
+    """The card of one tool call as plain text: the HTML card's title, state and timing, then a preview.
+
+    The preview is the output's first lines, or the error whatever the tool. Todo tools and a task's
+    answer have none: the todo list and the child session show those.
+    """
     state = part.state
-    mark = {"pending": "·", "running": "▸", "completed": "✓", "error": "✗"}[state.status]
-    line = f"{mark} {part.tool} {tool_title(part)}".rstrip()
+    line = f"{TEXT_MARKS[state.status]} {part.tool} {tool_title(part)}".rstrip()
     if state.status in ("completed", "error"):
-        line += f"  ({seconds(max(0.0, state.ended_at - state.started_at))})"
+        line += f"  ({duration_text(part)})"
     out = [line]
-    text = state.output if state.status == "completed" else state.error if state.status == "error" else ""
-    if text.strip() and part.tool not in ("todowrite", "todoread", "task"):
+    text = state.error if state.status == "error" else ""
+    if state.status == "completed" and part.tool not in ("todowrite", "todoread", "task"):
+        text = state.output
+    if text.strip():
         rows = text.rstrip().splitlines()
-        out += [f"    {row[:160]}" for row in rows[:output_lines]]
+        out += [f"    {row[:TEXT_OUTPUT_CHARS]}" for row in rows[:output_lines]]
         if len(rows) > output_lines:
             out.append(f"    … {len(rows) - output_lines} more lines")
     return "\n".join(out)
@@ -282,12 +295,17 @@ def header_html(*, agent: str, model: str, title: str, status: str, elapsed_s: f
             f'<span style="color:{color}">{escape(status)}</span>{clock} · {usage_text(tokens, cost)}</div>')
 
 
-def child_title(agent: str, description: str, tools: Sequence[dict[str, Any]], done: bool) -> str:
-    """The header of a child session's collapsible section: who, what, and how far it got."""
+def child_title(agent: str, description: str, tools: Sequence[Mapping[str, Any]], done: bool) -> str:
+    """The header of a child session's collapsible section: who, what, and how far it got.
+
+    Args:
+        tools: the task call's `tools` metadata, one `{"tool", "status", "title", "input"}` entry per call
+            of the child; a call still without a title is named from its input, as its own card names it.
+    """
     n = len(tools)
     state = "done" if done else "running"
     if any(t.get("status") == "error" for t in tools) and done:
         state = "done, with errors"
     now = next((t for t in reversed(tools) if t.get("status") == "running"), None) if not done else None
-    doing = f": {now.get('tool')} {str(now.get('title') or '')[:60]}".rstrip() if now else ""
+    doing = f": {now.get('tool')} {summary_title(now)[:60]}".rstrip() if now else ""
     return f"@{agent} — {description} · {n} tool{'s' * (n != 1)}, {state}{doing}"

@@ -15,6 +15,16 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from ..bus import Event
+from ..permission.events import PermissionAsked, PermissionReplied, PermissionRequest
+from ..question.events import QuestionAsked, QuestionReplied, QuestionRequest
+from ..session.events import (
+    MessagePartUpdated,
+    MessageUpdated,
+    SessionError,
+    SessionStatus,
+    SessionUpdated,
+    TodoUpdated,
+)
 from ..session.models import (
     AssistantMessage,
     Part,
@@ -26,12 +36,14 @@ from ..session.models import (
 )
 from .child import ChildSessionView
 from .hub import ViewHub
+from .labels import task_heading
 from .markdown import escape, markdown_html
 from .permission import PermissionPromptView
 from .question import QuestionPromptView
 from .render import header_html, reasoning_html, synthetic_html, user_html
 from .todo import TodoView
 from .tool_card import ToolCardView
+from .widget_tree import close_tree
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -216,33 +228,36 @@ class SessionView:
     # ------------------------------------------------------------------------------------------ events
 
     def handle(self, event: Event) -> None:
-        kind = event.type
-        e: Any = event
-        if kind == "message.part.updated":
-            self._on_part(e.part)
-        elif kind == "message.updated":
-            self._on_message(e.message)
-        elif kind == "session.updated":
-            self.title = e.session.title
-        elif kind == "session.status":
-            if self.status not in ("stopped", "error", "idle", "done") or e.status != "idle":
-                self.status = {"busy": "running", "retry": "retry", "idle": "idle"}[e.status]
-            if e.status == "retry":
-                self._line(f"retry-{e.attempt}", f"⟳ retrying (attempt {e.attempt}): {e.message}")
-        elif kind == "session.error":
-            self._line(f"error-{len(self._items)}", f"✗ {e.error}", color="#e53935")
-        elif kind == "permission.asked":
-            self._on_permission(e.request)
-        elif kind in ("permission.replied", "question.replied"):
-            self._on_replied(e)
-        elif kind == "question.asked":
-            self._on_question(e.request)
-        elif kind == "todo.updated":
-            self.todo.update(e.todos)
-            self._dirty.add("todo")
-        else:
-            return
+        match event:
+            case MessagePartUpdated(part=part):
+                self._on_part(part)
+            case MessageUpdated(message=message):
+                self._on_message(message)
+            case SessionUpdated(session=session):
+                self.title = session.title
+            case SessionStatus():
+                self._on_status(event)
+            case SessionError(error=error):
+                self._line(f"error-{len(self._items)}", f"✗ {error}", color="#e53935")
+            case PermissionAsked(request=request):
+                self._on_permission(request)
+            case QuestionAsked(request=request):
+                self._on_question(request)
+            case PermissionReplied() | QuestionReplied():
+                self._on_replied(event)
+            case TodoUpdated(todos=todos):
+                self.todo.update(todos)
+                self._dirty.add("todo")
+            case _:
+                return
         self.hub.mark(self)
+
+    def _on_status(self, event: SessionStatus) -> None:
+        # A late "idle" must not overwrite how the run ended (stopped, error, done).
+        if self.status not in ("stopped", "error", "idle", "done") or event.status != "idle":
+            self.status = {"busy": "running", "retry": "retry", "idle": "idle"}[event.status]
+        if event.status == "retry":
+            self._line(f"retry-{event.attempt}", f"⟳ retrying (attempt {event.attempt}): {event.message}")
 
     def _visible(self, message_id: str) -> bool:
         return self.floor is None or message_id >= self.floor
@@ -298,9 +313,8 @@ class SessionView:
         view = SessionView(self.ws, self.hub, child_id, root=False, replay=True)
         view.status = "running"
         view.started_at = time.time()
-        tool_input = part.state.input
-        child = ChildSessionView(view, agent=str(metadata.get("agent") or tool_input.get("subagent_type") or "?"),
-                                 description=str(tool_input.get("description") or ""))
+        agent, description = task_heading(part)
+        child = ChildSessionView(view, agent=agent, description=description)
         self.children[child_id] = child
         card.attach_child(child)
 
@@ -311,21 +325,25 @@ class SessionView:
 
         view.reveal = reveal
 
-    def _on_permission(self, request: Any) -> None:
+    def _on_permission(self, request: PermissionRequest) -> None:
         view = PermissionPromptView(request, self.ws.permissions.reply, self.hub.call_soon)
         self._prompts[request.id] = view
         self._placing.append((request.tool.call_id if request.tool else None, view))
 
-    def _on_question(self, request: Any) -> None:
+    def _on_question(self, request: QuestionRequest) -> None:
         view = QuestionPromptView(request, self.ws.questions.reply, self.ws.questions.reject, self.hub.call_soon)
         self._prompts[request.id] = view
         self._placing.append((request.tool.call_id if request.tool else None, view))
 
-    def _on_replied(self, event: Any) -> None:
+    def _on_replied(self, event: PermissionReplied | QuestionReplied) -> None:
         view = self._prompts.pop(event.request_id, None)
-        if view is None:
-            return
-        view.resolve(event)
+        match view, event:
+            case PermissionPromptView(), PermissionReplied():
+                view.resolve(event)
+            case QuestionPromptView(), QuestionReplied():
+                view.resolve(event)
+            case _:
+                return
         card = self.cards.get(view.request.tool.call_id) if view.request.tool else None
         if card is not None and view.request.id in card.waiting:
             card.waiting.discard(view.request.id)
@@ -415,13 +433,3 @@ class SessionView:
     def close(self) -> None:
         """Close every widget of this view (after the transcript replaced it), here and in the front end."""
         close_tree(self.widget)
-
-
-def close_tree(widget: widgets.Widget) -> None:
-    for child in getattr(widget, "children", ()) or ():
-        close_tree(child)
-    for name in ("layout", "style"):
-        part = getattr(widget, name, None)
-        if isinstance(part, widgets.Widget):
-            part.close()
-    widget.close()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..session.models import AssistantMessage, ReasoningPart, TextPart, ToolPart, UserMessage
+from .labels import task_heading
 from .markdown import escape
 from .render import (
     child_title,
@@ -149,8 +150,7 @@ def _part(ws: Workspace, part: Any, users: dict[str, bool], since: str | None, b
             totals.tokens += child_totals.tokens
             totals.cost += child_totals.cost
             done = part.state.status in ("completed", "error")
-            title = child_title(str(metadata.get("agent") or part.state.input.get("subagent_type") or "?"),
-                                str(part.state.input.get("description") or ""), metadata.get("tools", []), done)
+            title = child_title(*task_heading(part), metadata.get("tools", []), done)
             html.append(f'<details class="ocnb-child" style="margin:2px 0 2px 12px"><summary>{escape(title)}'
                         f'</summary><div style="margin-left:12px">{child_html}</div></details>')
             text.append(f"{pad}  ┌ {title}")
