@@ -56,6 +56,11 @@ class Bus:
 
         return unsubscribe
 
+    def subscribed(self, event_type: str | type[Event]) -> bool:
+        """Whether anything listens to `event_type` itself; `"*"` recorders do not count, since they only
+        watch. An ask with such a listener has somebody who may answer it."""
+        return bool(self._subs.get(_type_name(event_type)))
+
     def publish(self, event: Event) -> None:
         for handler in (*self._subs.get(event.type, ()), *self._subs.get(Event.ALL, ())):
             try:

@@ -1,33 +1,52 @@
 """One project directory, with everything an agent needs to work in it.
 
-A `Workspace` is the explicit root object: it reads the configuration once, builds the agent registry,
-opens the session store and wires the services (sessions, permissions) to one bus. Nothing in the
-package keeps ambient global state; notebooks, the CLI and tests each hold their own workspace.
+A `Workspace` is where things are built: it reads the configuration once, builds the agent registry,
+opens the session store and wires the services (sessions, permissions, questions) to one bus. The loop
+and the command runner receive a `LoopDeps` record of those services, never the workspace itself.
+Nothing in the package keeps ambient global state; notebooks, the CLI and tests each hold their own.
+
+Asks nobody can answer never hang a script: outside a kernel, an ask with no `on_ask` callback and no
+subscriber to `permission.asked` is decided by the unattended policy (`OPENCODE_NB_PERMISSION`, default
+deny), and the prompt's result lists what was decided. Questions likewise (`on_question`,
+`question.asked`). In a kernel, the extension installs its own policy, which waits for a person when one
+is present.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import inspect
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .agent import AgentRegistry
 from .bus import Bus
 from .command import CommandRunner
 from .config import LoadedConfig, load_config
-from .permission import PermissionService
+from .errors import NotFoundError
+from .permission import PermissionAsked, PermissionReplied, PermissionRequest, PermissionService, Reply
+from .permission.unattended import decide, policy_from_env
 from .provider.registry import ProviderRegistry
-from .question import QuestionService
+from .question import QuestionAsked, QuestionReplied, QuestionRequest, QuestionService
+from .question.service import Answers, unattended_answers
+from .session.deps import LoopDeps
 from .session.loop import SessionLoop
 from .session.models import AssistantMessage, Part
+from .session.result import PromptResult, UnattendedDecision
 from .session.service import SessionService
 from .session.store import SessionStore
-from .session.subtask import SubtaskRunner
-from .tool.base import Ask, ToolContext
+from .tool.context import KernelBridge
 from .tool.registry import ToolRegistry, default_registry
+
+OnAsk = Callable[[PermissionRequest], Reply | Awaitable[Reply]]
+"""A script's own answer to a permission ask: "once", "always" or "reject"."""
+
+OnQuestion = Callable[[QuestionRequest], Answers | Awaitable[Answers | None] | None]
+"""A script's own answers to a question (one list of labels or free text per question); None dismisses it."""
 
 DATA_DIR_ENV = "OPENCODE_NB_DATA_DIR"
 
@@ -49,8 +68,11 @@ class Workspace:
         directory: the working directory; project config is read from its git root down to it.
         config: a mapping merged last over every config file (highest precedence).
         data_dir: where the SQLite store lives; defaults to `default_data_dir()`.
-        env: the environment to read (`OPENCODE_NB_CONFIG`, `XDG_CONFIG_HOME`, API keys); tests pass
-            their own so they never read the person's real configuration.
+        env: the environment to read (`OPENCODE_NB_CONFIG`, `OPENCODE_NB_PERMISSION`, `XDG_CONFIG_HOME`, API
+            keys); tests pass their own so they never read the person's real configuration.
+        on_ask: answers permission asks for a script (sync or async); without it, and with nobody subscribed
+            to `permission.asked`, asks are decided by the unattended policy.
+        on_question: answers the agents' questions for a script, likewise.
     """
 
     def __init__(
@@ -60,6 +82,8 @@ class Workspace:
         *,
         data_dir: str | Path | None = None,
         env: Mapping[str, str] | None = None,
+        on_ask: OnAsk | None = None,
+        on_question: OnQuestion | None = None,
     ) -> None:
         self.directory = Path(directory).expanduser().resolve()
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
@@ -67,6 +91,8 @@ class Workspace:
         self.config = self.loaded.config
         self.data_dir = Path(data_dir).expanduser() if data_dir else default_data_dir(self.env)
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.unattended_policy = policy_from_env(self.env)
+        """How asks nobody answers are decided (`OPENCODE_NB_PERMISSION`): deny, allow or allow-readonly."""
 
         self.bus = Bus()
         self.agents = AgentRegistry(
@@ -77,14 +103,24 @@ class Workspace:
             where=self.loaded.where,
         )
         self.store = SessionStore(self.store_path)
-        self.sessions = SessionService(self.store, self.bus)
-        self.permissions = PermissionService(self.bus, tree=self.sessions)
-        self.questions = QuestionService(self.bus)
+        self.sessions = SessionService(self.store, self.bus, directory=self.directory)
+        self.permissions = PermissionService(self.bus, tree=self.sessions, policy=self._unattended_permission)
+        self.questions = QuestionService(self.bus, policy=self._unattended_question)
         self.providers = ProviderRegistry(self.config, self.env, base_dir=self.root)
         self.tools: ToolRegistry = default_registry()
-        self.loop = SessionLoop(self)
-        self.subtasks = SubtaskRunner(self)
-        self.commands = CommandRunner(self)
+        self.deps = LoopDeps(
+            sessions=self.sessions, agents=self.agents, providers=self.providers, tools=self.tools,
+            permissions=self.permissions, questions=self.questions, bus=self.bus, loaded=self.loaded,
+            data_dir=self.data_dir,
+        )
+        self.loop = SessionLoop(self.deps)
+        self.commands = CommandRunner(self.deps, self.loop)
+        if on_ask is not None:
+            self.bus.subscribe(PermissionAsked, _answering(on_ask, self._reply_permission))
+        if on_question is not None:
+            self.bus.subscribe(QuestionAsked, _answering(on_question, self._reply_question))
+
+    # ------------------------------------------------------------------------------------------ running
 
     async def prompt(
         self,
@@ -92,15 +128,19 @@ class Workspace:
         text: str,
         agent: str | None = None,
         model: str | None = None,
-        parts: list[Part] | None = None,
+        parts: Sequence[Part] | None = None,
         **options: Any,
-    ) -> AssistantMessage | None:
+    ) -> PromptResult:
         """Send `text` to the session and run the agents until the answer is complete.
 
         Returns:
-            The final assistant message (its `error` says why, if the run ended badly).
+            The answer: `.text`, `.parts`, `.message`, `.tokens` and `.cost` of the run, `.error` if it ended
+            badly, and `.unattended`, the asks the unattended policy decided.
         """
-        return await self.loop.prompt(session_id, text, agent=agent, model=model, parts=parts or (), **options)
+        with _UnattendedLog(self, session_id) as decisions:
+            user, final = await self.loop.exchange(session_id, text, agent=agent, model=model, parts=parts or (),
+                                                   **options)
+        return PromptResult.of_run(session_id, final, self.sessions.messages(session_id), user.id, decisions)
 
     async def command(
         self, session_id: str, name: str, arguments: str = "", agent: str | None = None, model: str | None = None
@@ -112,16 +152,35 @@ class Workspace:
         """Stop the session's run; what was produced so far stays. Returns whether anything was running."""
         return self.loop.abort(session_id)
 
-    def tool_context(
-        self, *, session_id: str, message_id: str, call_id: str, agent: str, ask: Ask,
-        update: Any = None, extra: dict[str, Any] | None = None,
-    ) -> ToolContext:
-        """What a tool call may use: the loop supplies the bound `ask` and `update`."""
-        return ToolContext(
-            session_id=session_id, message_id=message_id, call_id=call_id, agent=agent, directory=self.root,
-            data_dir=self.data_dir, ask=ask, update=update or (lambda title, metadata: None),
-            todos=self.sessions, questions=self.questions, extra=dict(extra or {}),
-        )
+    @property
+    def kernel(self) -> KernelBridge | None:
+        """The live kernel this workspace serves, which tools see as `ctx.kernel`; None outside a kernel."""
+        return self.deps.kernel
+
+    @kernel.setter
+    def kernel(self, bridge: KernelBridge | None) -> None:
+        self.deps.kernel = bridge
+
+    # ------------------------------------------------------------------------------------------ unattended
+
+    def _unattended_permission(self, request: PermissionRequest) -> Literal["allow", "deny"] | None:
+        if self.bus.subscribed(PermissionAsked):
+            return None  # somebody listens and may answer: wait for them
+        return decide(self.unattended_policy, request)
+
+    def _unattended_question(self, request: QuestionRequest) -> Answers | Literal[False] | None:
+        if self.bus.subscribed(QuestionAsked):
+            return None
+        return unattended_answers(self.unattended_policy, request)
+
+    def _reply_permission(self, request_id: str, reply: Any) -> None:
+        self.permissions.reply(request_id, reply)
+
+    def _reply_question(self, request_id: str, answers: Any) -> None:
+        if answers is None:
+            self.questions.reject(request_id)
+        else:
+            self.questions.reply(request_id, answers)
 
     @property
     def root(self) -> Path:
@@ -157,3 +216,65 @@ class Workspace:
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.directory)!r})"
+
+
+def _answering(callback: Callable[[Any], Any], reply: Callable[[str, Any], None]) -> Callable[[Any], Any]:
+    """A bus handler that answers each ask with what `callback` returns (awaited if it is awaitable)."""
+
+    async def handle(event: PermissionAsked | QuestionAsked) -> None:
+        answer = callback(event.request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        with contextlib.suppress(NotFoundError):  # answered meanwhile: the run was stopped, or the workspace closed
+            reply(event.request.id, answer)
+
+    return handle
+
+
+class _UnattendedLog:
+    """Collects, while a prompt runs, the asks of its session tree that the unattended policy decided.
+
+    It listens to every event (`"*"`) rather than to the ask events themselves: a listener of those counts
+    as somebody who may answer, which would turn the policy off.
+    """
+
+    def __init__(self, ws: Workspace, session_id: str) -> None:
+        self.ws = ws
+        self.root = ws.sessions.root_of(session_id)
+        self.asked: dict[str, PermissionRequest | QuestionRequest] = {}
+        self.decisions: list[UnattendedDecision] = []
+        self._off: Callable[[], None] | None = None
+
+    def __enter__(self) -> list[UnattendedDecision]:
+        self._off = self.ws.bus.subscribe("*", self._on_event)
+        return self.decisions
+
+    def __exit__(self, *exc: object) -> None:
+        if self._off is not None:
+            self._off()
+
+    def _on_event(self, event: Any) -> None:
+        if isinstance(event, PermissionAsked | QuestionAsked):
+            self.asked[event.request.id] = event.request
+            return
+        if not isinstance(event, PermissionReplied | QuestionReplied):
+            return
+        request = self.asked.pop(event.request_id, None)
+        reason = event.reason or ""
+        if request is None or "by policy" not in reason or not self._in_tree(event.session_id):
+            return
+        if isinstance(request, PermissionRequest):
+            subject = f"{request.permission} {', '.join(request.patterns)}".strip()
+            outcome = "allowed" if event.reply != "reject" else "refused"
+            kind: Literal["permission", "question"] = "permission"
+        else:
+            subject = " / ".join(q.question for q in request.questions)
+            outcome = "dismissed" if reason.startswith("dismissed") else "answered"
+            kind = "question"
+        self.decisions.append(UnattendedDecision(kind, event.session_id, subject, outcome, reason))
+
+    def _in_tree(self, session_id: str) -> bool:
+        try:
+            return self.ws.sessions.root_of(session_id) == self.root
+        except NotFoundError:
+            return False

@@ -6,33 +6,35 @@ session, so the main context stays clean) when it says `subtask: true`, or when 
 subagent and it does not say `subtask: false`.
 
 `` !`cmd` `` in a template runs the shell command and inlines its output; the command line is checked
-against the agent's bash rules first, exactly like the bash tool.
+against the agent's bash rules first and then run by the bash tool's process runner, exactly as the
+bash tool would (its own process group, killed whole on timeout or Stop).
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from typing import TYPE_CHECKING
 
 from ..config.schema import CommandConfig
-from ..errors import NotFoundError
+from ..errors import NotFoundError, ToolError
+from ..session.deps import LoopDeps
+from ..session.loop import SessionLoop
 from ..session.models import AssistantMessage, CompactionPart, SubtaskPart
+from ..tool.base import OUTPUT_FOLDER
+from ..tool.support.process import ShellRun
 from ..tool.support.shell import parse_command
 from .builtin import LOCAL, builtin_commands
 from .template import render_template
-
-if TYPE_CHECKING:
-    from ..workspace import Workspace
 
 SHELL = re.compile(r"!`([^`]+)`")
 SHELL_TIMEOUT_S = 60
 
 
 class CommandRunner:
-    def __init__(self, ws: Workspace) -> None:
-        self.ws = ws
-        self.commands: dict[str, CommandConfig] = {**builtin_commands(), **ws.loaded.commands}
+    def __init__(self, deps: LoopDeps, loop: SessionLoop) -> None:
+        self.deps = deps
+        self.loop = loop
+        self.commands: dict[str, CommandConfig] = {**builtin_commands(), **deps.loaded.commands}
 
     def get(self, name: str) -> CommandConfig:
         try:
@@ -47,21 +49,22 @@ class CommandRunner:
         return "\n".join(f"/{name:<{width}} {command.description or ''}".rstrip() for name, command in rows)
 
     def agents(self) -> str:
-        default = self.ws.agents.default.name
+        default = self.deps.agents.default.name
         return "\n".join(f"{'*' if a.name == default else ' '} {a.name:<15} {a.mode:<9} {a.description}"
-                         for a in self.ws.agents.list())
+                         for a in self.deps.agents.list())
 
     async def run(self, session_id: str, name: str, arguments: str = "", *, agent: str | None = None,
                   model: str | None = None) -> AssistantMessage | str | None:
         """Run `/name arguments`. Local commands (`/help`, `/agents`) return their text."""
+        deps = self.deps
         command = self.get(name)
-        if name in LOCAL and name not in self.ws.loaded.commands:
+        if name in LOCAL and name not in deps.loaded.commands:
             return self.help() if name == "help" else self.agents()
-        current = agent or self.ws.loop._last_agent(session_id) or self.ws.agents.default.name
-        if name == "compact" and name not in self.ws.loaded.commands:
+        current = agent or deps.sessions.current_agent(session_id) or deps.agents.default.name
+        if name == "compact" and name not in deps.loaded.commands:
             part = CompactionPart(session_id=session_id, message_id="pending", auto=False)
-            return await self.ws.loop.prompt(session_id, "", agent=current, model=model, parts=[part])
-        target = self.ws.agents.get(command.agent or current)
+            return await self.loop.prompt(session_id, "", agent=current, model=model, parts=[part])
+        target = deps.agents.get(command.agent or current)
         text = render_template(command.template, arguments)
         text = await self.expand_shell(session_id, target.name, text)
         chosen_model = command.model or target.model or model
@@ -69,17 +72,17 @@ class CommandRunner:
         if subtask:
             part = SubtaskPart(session_id=session_id, message_id="pending", prompt=text, agent=target.name,
                                description=command.description or f"/{name}", model=chosen_model, command=name)
-            primary = current if self.ws.agents.get(current).is_primary else self.ws.agents.default.name
-            return await self.ws.loop.prompt(session_id, f"/{name} {arguments}".strip(), agent=primary, model=model,
-                                             parts=[part], mention_agents=False)
-        return await self.ws.loop.prompt(session_id, text, agent=target.name, model=chosen_model)
+            primary = current if deps.agents.get(current).is_primary else deps.agents.default.name
+            return await self.loop.prompt(session_id, f"/{name} {arguments}".strip(), agent=primary, model=model,
+                                          parts=[part], mention_agents=False)
+        return await self.loop.prompt(session_id, text, agent=target.name, model=chosen_model)
 
     async def expand_shell(self, session_id: str, agent: str, text: str) -> str:
         """Replace each `` !`cmd` `` with the command's output, after the bash permission check."""
         commands = SHELL.findall(text)
         if not commands:
             return text
-        rules = self.ws.agents.get(agent).permission
+        rules = self.deps.agents.get(agent).permission
         outputs = await asyncio.gather(*(self._shell(session_id, agent, rules, c) for c in commands))
         for command, output in zip(commands, outputs, strict=True):
             text = text.replace(f"!`{command}`", output, 1)
@@ -87,19 +90,16 @@ class CommandRunner:
 
     async def _shell(self, session_id: str, agent: str, rules: list, command: str) -> str:
         parsed = parse_command(command)
-        await self.ws.permissions.ask(session_id, agent, "bash", parsed.patterns, always=parsed.always,
-                                      metadata={"command": command, "source": "command template"}, ruleset=rules,
-                                      always_ask=not parsed.parsed)
-        proc = await asyncio.create_subprocess_exec(
-            "bash", "-c", command, cwd=self.ws.root, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, start_new_session=True)
-        try:
-            out, _ = await asyncio.wait_for(proc.communicate(), SHELL_TIMEOUT_S)
-        except BaseException:
-            proc.kill()
-            await proc.wait()
-            raise
-        return out.decode(errors="replace").strip()
+        await self.deps.permissions.ask(session_id, agent, "bash", parsed.patterns, always=parsed.always,
+                                        metadata={"command": command, "source": "command template"}, ruleset=rules,
+                                        always_ask=not parsed.parsed)
+        run = ShellRun(command, cwd=self.deps.root, output_dir=self.deps.data_dir / OUTPUT_FOLDER)
+        await run.wait(SHELL_TIMEOUT_S)
+        if run.timed_out:
+            raise ToolError(f"The command `{command}` in the template did not finish within {SHELL_TIMEOUT_S} s "
+                            "and was stopped.")
+        text, _ = run.capture.text()
+        return text.strip()
 
 
 def parse_slash(text: str) -> tuple[str, str] | None:

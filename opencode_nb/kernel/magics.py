@@ -224,7 +224,7 @@ class AgentMagics(Magics):
         if command == "permissions":
             name = agent.settings.agent or ws.agents.default.name
             if agent.session_id:
-                name = ws.loop._last_agent(agent.session_id) or name
+                name = ws.sessions.current_agent(agent.session_id) or name
             return listing.permissions(ws, name, agent.session_id, mode=agent.presence.mode,
                                        policy=agent.settings.permission, reason=agent.presence.reason)
         if command == "config":

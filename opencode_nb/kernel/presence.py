@@ -27,8 +27,6 @@ log = logging.getLogger(__name__)
 Mode = Literal["unknown", "interactive", "headless", "terminal"]
 
 COMM_TARGET = "opencode_nb"
-READONLY = frozenset({"read", "glob", "grep", "list", "todoread", "todowrite"})
-"""What `allow-readonly` lets through: looking, never changing, running or fetching."""
 
 
 class Presence:
@@ -115,15 +113,14 @@ class Presence:
         """The workspace's permission policy: None (ask a person) unless nobody is present."""
         if self.interactive:
             return None
-        policy = self.policy()
-        if policy == "allow" or (policy == "allow-readonly" and request.permission in READONLY):
-            return "allow"
-        return "deny"
+        from ..permission.unattended import decide  # loaded at the first ask: the extension must load fast
+
+        return decide(self.policy(), request)
 
     def question(self, request: QuestionRequest) -> list[list[str]] | Literal[False] | None:
         """Headless answers: with policy allow, each question's first option; otherwise dismissed."""
         if self.interactive:
             return None
-        if self.policy() == "allow":
-            return [[q.options[0].label] if q.options else [] for q in request.questions]
-        return False
+        from ..question.service import unattended_answers
+
+        return unattended_answers(self.policy(), request)

@@ -151,3 +151,11 @@ def normalize(request: QuestionRequest, answers: Sequence[Sequence[str] | str]) 
         items = [answer] if isinstance(answer, str) else list(answer)
         out.append([str(a).strip() for a in items if str(a).strip()])
     return out + [[] for _ in range(len(request.questions) - len(out))]
+
+
+def unattended_answers(policy: str, request: QuestionRequest) -> Answers | Literal[False]:
+    """What a run with nobody present answers: under the `allow` policy each question's first option (the
+    agent offered it first), under any other policy nothing: the questions are dismissed."""
+    if policy == "allow":
+        return [[q.options[0].label] if q.options else [] for q in request.questions]
+    return False

@@ -19,7 +19,9 @@ from ..config.schema import CompactionConfig
 from ..provider.catalog import ModelInfo
 from ..provider.events import StepFinish, TextDelta
 from ..provider.request import LLMMessage, LLMRequest, TextBlock
+from .deps import LoopDeps
 from .history import History
+from .model_choice import model_for
 from .models import (
     AssistantMessage,
     CompactionPart,
@@ -34,7 +36,6 @@ from .models import (
 )
 
 if TYPE_CHECKING:
-    from ..workspace import Workspace
     from .loop import RunState
 
 log = logging.getLogger(__name__)
@@ -108,23 +109,22 @@ def request_tokens(messages: list[LLMMessage], system: list[str] | None = None) 
 
 
 class Compactor:
-    def __init__(self, ws: Workspace) -> None:
-        self.ws = ws
+    def __init__(self, deps: LoopDeps) -> None:
+        self.deps = deps
 
     async def maybe_compact(self, state: RunState, user: UserMessage, agent: AgentInfo) -> bool:
         """Compact when the newest finished response filled the context. Returns whether it did."""
-        config = self.ws.config.compaction
+        config = self.deps.config.compaction
         last = _last_finished(state.history)
         if last is None or not config.auto:
             return False
-        _, model = self.ws.providers.resolve(self.ws.loop.model_for(user, agent))
+        _, model = self.deps.providers.resolve(model_for(user, agent, self.deps.config))
         if not overflows(last.tokens, model, config):
             return False
         if config.prune:
             pruned = prune(state.history)
             for part in pruned:
-                self.ws.sessions.update_part(part)
-                state.history.put_part(part)
+                state.log.update_part(part)
             if pruned and request_tokens(state.history.llm_messages()) < usable_tokens(model, config):
                 return True
         await self.compact(state, user, agent, auto=True, overflow=False)
@@ -134,26 +134,22 @@ class Compactor:
         self, state: RunState, user: UserMessage, agent: AgentInfo, *, auto: bool, overflow: bool = False
     ) -> AssistantMessage:
         """Write a summary of the history before now and continue from it."""
-        sessions = self.ws.sessions
+        log = state.log
         request_msg = _existing_request(state.history, user)
         if request_msg is None:
             request_msg = UserMessage(session_id=state.session_id, agent=user.agent, model=user.model,
                                       synthetic=True)
-            sessions.add_message(request_msg)
-            state.history.put_message(request_msg)
-            part = CompactionPart(session_id=state.session_id, message_id=request_msg.id, auto=auto)
-            sessions.add_part(part)
-            state.history.put_part(part)
-        compaction = self.ws.agents.get("compaction")
-        model_id = compaction.model or self.ws.loop.model_for(user, agent)
-        provider, model = self.ws.providers.resolve(model_id)
+            log.add_message(request_msg)
+            log.add_part(CompactionPart(session_id=state.session_id, message_id=request_msg.id, auto=auto))
+        compaction = self.deps.agents.get("compaction")
+        model_id = compaction.model or model_for(user, agent, self.deps.config)
+        provider, model = self.deps.providers.resolve(model_id)
         head = [e for e in state.history.visible() if e.message.id < request_msg.id]
-        messages = _fit(_for_summary(head), model, self.ws.config.compaction)
+        messages = _fit(_for_summary(head), model, self.deps.config.compaction)
         messages.append(LLMMessage(role="user", content=[TextBlock(text=SUMMARY_REQUEST)]))
         summary = AssistantMessage(session_id=state.session_id, parent_id=request_msg.id, agent="compaction",
                                    model=model_id, summary=True)
-        sessions.add_message(summary)
-        state.history.put_message(summary)
+        log.add_message(summary)
         request = LLMRequest(model=model, system=[compaction.prompt or ""], messages=messages, tools=[],
                              max_tokens=model.output, purpose="compaction")
         text: list[str] = []
@@ -167,25 +163,18 @@ class Compactor:
         except Exception as exc:
             summary = summary.model_copy(update={"finish": "error", "completed_at": now(),
                                                  "error": MessageError(kind="provider", message=str(exc))})
-            sessions.update_message(summary)
-            state.history.put_message(summary)
+            log.update_message(summary)
             raise
         tokens = Tokens(**finish.usage.model_dump()) if finish else Tokens()
         body = TextPart(session_id=state.session_id, message_id=summary.id, text="".join(text).strip())
-        sessions.add_part(body)
-        state.history.put_part(body)
-        sessions.add_part(StepFinishPart(session_id=state.session_id, message_id=summary.id, reason="stop",
-                                         tokens=tokens))
+        log.add_part(body)
+        log.add_part(StepFinishPart(session_id=state.session_id, message_id=summary.id, reason="stop", tokens=tokens))
         summary = summary.model_copy(update={"finish": "stop", "completed_at": now(), "tokens": tokens})
-        sessions.update_message(summary)
-        state.history.put_message(summary)
+        log.update_message(summary)
         if auto:
             follow = UserMessage(session_id=state.session_id, agent=user.agent, model=user.model, synthetic=True)
-            sessions.add_message(follow)
-            state.history.put_message(follow)
-            note = TextPart(session_id=state.session_id, message_id=follow.id, text=CONTINUE, synthetic=True)
-            sessions.add_part(note)
-            state.history.put_part(note)
+            log.add_message(follow)
+            log.add_part(TextPart(session_id=state.session_id, message_id=follow.id, text=CONTINUE, synthetic=True))
         return summary
 
 

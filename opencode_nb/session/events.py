@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..bus import Event
+from ..values import Todo
 from .models import AssistantMessage, Part, Session, UserMessage
 
 
@@ -54,14 +55,6 @@ class MessagePartUpdated(Event):
     type: Literal["message.part.updated"] = "message.part.updated"
     part: Part
     delta: str | None = None
-
-
-class Todo(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    content: str
-    status: Literal["pending", "in_progress", "completed", "cancelled"] = "pending"
-    priority: Literal["high", "medium", "low"] = "medium"
-    id: str = ""
 
 
 class TodoUpdated(Event):

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..agent import AgentInfo
 from ..errors import OpencodeNbError, ProviderError
@@ -27,23 +27,24 @@ from ..permission.events import ToolRef
 from ..permission.rules import disabled, wildcard_match
 from ..provider.request import LLMMessage, LLMRequest, TextBlock
 from ..provider.retry import RetryPolicy
-from ..tool.base import ToolContext
+from ..tool.base import Tool, ToolContext
 from . import system
 from .compaction import Compactor
+from .deps import LoopDeps
 from .events import SessionError, SessionIdle, SessionStatus
 from .history import History
 from .mentions import mention_parts
+from .model_choice import DEFAULT_MODEL, model_for
 from .models import AssistantMessage, CompactionPart, Part, TextPart, ToolPart, UserMessage, now
 from .processor import Processor, StepResult
 from .reminders import plan_path, reminders
+from .runlog import RunLog
+from .subtask import SubtaskRunner
 from .title import TitleWriter
 
-if TYPE_CHECKING:
-    from ..workspace import Workspace
+__all__ = ["DEFAULT_MODEL", "RunState", "SessionLoop"]
 
 log = logging.getLogger(__name__)
-
-DEFAULT_MODEL = "anthropic/claude-sonnet-4-6"
 
 
 @dataclass
@@ -51,7 +52,8 @@ class RunState:
     """What one loop run keeps between steps instead of recomputing it."""
 
     session_id: str
-    history: History
+    log: RunLog
+    """Every write of the run goes through it: the store and `history` change together."""
     recent_calls: list[str] = field(default_factory=list)
     environment: dict[str, str] = field(default_factory=dict)
     instructions: list[str] | None = None
@@ -60,13 +62,19 @@ class RunState:
     cost: float = 0.0
     """Spent in this run; added to the session once, when the run ends."""
 
+    @property
+    def history(self) -> History:
+        return self.log.history
+
 
 class SessionLoop:
-    def __init__(self, ws: Workspace, *, retry: RetryPolicy | None = None) -> None:
-        self.ws = ws
+    def __init__(self, deps: LoopDeps, *, retry: RetryPolicy | None = None) -> None:
+        self.deps = deps
         self.retry = retry or RetryPolicy()
-        self.compactor = Compactor(ws)
-        self.titles = TitleWriter(ws)
+        self.compactor = Compactor(deps)
+        self.titles = TitleWriter(deps)
+        self.subtasks = SubtaskRunner(deps, self)
+        """Runs subagents in child sessions: the task tool's runner and the one for `@agent` and commands."""
         self._locks: dict[str, asyncio.Lock] = {}
         self._runs: dict[str, asyncio.Task[AssistantMessage | None]] = {}
         self._processors: dict[tuple[str, str], Processor] = {}
@@ -87,38 +95,63 @@ class SessionLoop:
         synthetic: bool = False,
         mention_agents: bool = True,
     ) -> AssistantMessage | None:
+        """Append a user message and run the session until the answer is complete; see `exchange`.
+
+        Returns:
+            The last assistant message of the run (None if nothing was generated).
+        """
+        _, final = await self.exchange(session_id, text, agent=agent, model=model, parts=parts, tools=tools,
+                                       system_prompt=system_prompt, synthetic=synthetic, mention_agents=mention_agents)
+        return final
+
+    async def exchange(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        agent: str | None = None,
+        model: str | None = None,
+        parts: Sequence[Part] = (),
+        tools: dict[str, bool] | None = None,
+        system_prompt: str | None = None,
+        synthetic: bool = False,
+        mention_agents: bool = True,
+    ) -> tuple[UserMessage, AssistantMessage | None]:
         """Append a user message and run the session until the answer is complete.
 
         `@agent` mentions run that subagent first; a subagent's own prompt is run with `mention_agents`
         off, so a task prompt that names an agent cannot start a chain of children.
 
         Returns:
-            The last assistant message of the run (None if nothing was generated).
+            The user message written, and the last assistant message of its run (None if nothing was
+            generated). Everything the run wrote comes after the user message.
         """
-        self.ws.sessions.get(session_id)  # NotFoundError before anything is written
+        deps = self.deps
+        deps.sessions.get(session_id)  # NotFoundError before anything is written
         if agent is not None:
-            self.ws.agents.get(agent)
+            deps.agents.get(agent)
         if model is not None:
-            self.ws.providers.check_model_id(model)
+            deps.providers.check_model_id(model)
         async with self._lock(session_id):
             user = UserMessage(
                 session_id=session_id,
-                agent=agent or self._last_agent(session_id) or self.ws.agents.default.name,
+                agent=agent or deps.sessions.current_agent(session_id) or deps.agents.default.name,
                 model=model,
                 tools=dict(tools or {}),
                 system=system_prompt,
                 synthetic=synthetic,
             )
-            self.ws.sessions.add_message(user)
+            deps.sessions.add_message(user)
             if text:
-                self.ws.sessions.add_part(TextPart(session_id=session_id, message_id=user.id, text=text,
-                                                   synthetic=synthetic))
+                deps.sessions.add_part(TextPart(session_id=session_id, message_id=user.id, text=text,
+                                                synthetic=synthetic))
                 if not synthetic:
-                    for mention in mention_parts(self.ws, session_id, user.id, text, agents=mention_agents):
-                        self.ws.sessions.add_part(mention)
+                    for mention in mention_parts(deps.agents, deps.directory, session_id, user.id, text,
+                                                 agents=mention_agents):
+                        deps.sessions.add_part(mention)
             for part in parts:
-                self.ws.sessions.add_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
-            return await self._start(session_id)
+                deps.sessions.add_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
+            return user, await self._start(session_id)
 
     async def resume(self, session_id: str) -> AssistantMessage | None:
         """Run the session from its stored state (after a restart, or for a message added directly)."""
@@ -147,12 +180,6 @@ class SessionLoop:
     def _lock(self, session_id: str) -> asyncio.Lock:
         return self._locks.setdefault(session_id, asyncio.Lock())
 
-    def _last_agent(self, session_id: str) -> str | None:
-        for item in reversed(self.ws.sessions.messages(session_id)):
-            if isinstance(item.message, UserMessage):
-                return item.message.agent
-        return None
-
     async def _start(self, session_id: str) -> AssistantMessage | None:
         task = asyncio.get_running_loop().create_task(self._run(session_id))
         self._runs[session_id] = task
@@ -168,14 +195,15 @@ class SessionLoop:
                 del self._runs[session_id]
 
     def _latest_assistant(self, session_id: str) -> AssistantMessage | None:
-        for item in reversed(self.ws.sessions.messages(session_id)):
+        for item in reversed(self.deps.sessions.messages(session_id)):
             if isinstance(item.message, AssistantMessage):
                 return item.message
         return None
 
     async def _run(self, session_id: str) -> AssistantMessage | None:
-        state = RunState(session_id, History.load(self.ws.sessions, session_id))
-        bus = self.ws.bus
+        deps = self.deps
+        state = RunState(session_id, RunLog(deps.sessions, session_id))
+        bus = deps.bus
         bus.publish(SessionStatus(session_id=session_id, status="busy"))
         last: AssistantMessage | None = None
         step = 0
@@ -189,7 +217,7 @@ class SessionLoop:
                     last = await self._run_task(state, user, task[1]) or last
                     continue
                 step += 1
-                agent = self.ws.agents.get(user.agent)
+                agent = deps.agents.get(user.agent)
                 if step > 1 or last is None:
                     compacted = await self.compactor.maybe_compact(state, user, agent)
                     if compacted:
@@ -210,9 +238,9 @@ class SessionLoop:
             raise
         finally:
             if state.cost:
-                session = self.ws.sessions.get(session_id)
-                self.ws.sessions.update(session, cost=session.cost + state.cost)
-            self.ws.sessions.flush()
+                session = deps.sessions.get(session_id)
+                deps.sessions.update(session, cost=session.cost + state.cost)
+            deps.sessions.flush()
             bus.publish(SessionStatus(session_id=session_id, status="idle"))
             bus.publish(SessionIdle(session_id=session_id))
         return last
@@ -220,21 +248,21 @@ class SessionLoop:
     async def _run_task(self, state: RunState, user: UserMessage, task: Any) -> AssistantMessage | None:
         """Compaction, subtask and @agent requests on a user message run before any model turn."""
         if isinstance(task, CompactionPart):
-            return await self.compactor.compact(state, user, self.ws.agents.get(user.agent), auto=task.auto)
-        return await self.ws.subtasks.run_part(state, user, task)
+            return await self.compactor.compact(state, user, self.deps.agents.get(user.agent), auto=task.auto)
+        return await self.subtasks.run_part(state, user, task)
 
     async def _step(self, state: RunState, user: UserMessage, agent: AgentInfo, step: int) -> StepResult:
-        model_id = self.model_for(user, agent)
-        provider, model = self.ws.providers.resolve(model_id)
+        deps = self.deps
+        model_id = model_for(user, agent, deps.config)
+        provider, model = deps.providers.resolve(model_id)
         last_step = agent.steps is not None and step >= agent.steps
         setup = state.setup.get((agent.name, user.id))
         if setup is None:
-            ruleset = merge(agent.permission, self.ws.sessions.get(state.session_id).permission)
+            ruleset = merge(agent.permission, deps.sessions.get(state.session_id).permission)
             tools_now = self.tools_for(agent, ruleset, user)
-            specs = [t.spec_for(agent, self.ws.agents) if hasattr(t, "spec_for") else t.spec()
-                     for t in tools_now.values()]
+            specs = [t.spec_for(agent, deps.agents) for t in tools_now.values()]
             setup = (ruleset, tools_now, self._system(state, agent, model_id, user),
-                     reminders(self.ws, state, agent), specs)
+                     reminders(deps.sessions, state, agent), specs)
             state.setup[(agent.name, user.id)] = setup
         ruleset, tools, system_blocks, notes, specs = setup
         attempt = 0
@@ -248,8 +276,7 @@ class SessionLoop:
             assistant = AssistantMessage(
                 session_id=state.session_id, parent_id=user.id, agent=agent.name, model=model_id
             )
-            self.ws.sessions.add_message(assistant)
-            state.history.put_message(assistant)
+            state.log.add_message(assistant)
             request = LLMRequest(
                 model=model,
                 system=system_blocks,
@@ -262,14 +289,13 @@ class SessionLoop:
                 tool_choice="none" if last_step else "auto",
             )
             processor = Processor(
-                sessions=self.ws.sessions,
+                log=state.log,
                 message=assistant,
                 model=model,
                 tools=tools,
                 make_context=lambda part, a=agent, r=ruleset, m=model_id: self._context(state, user, part, a, r, m),
                 ask_doom_loop=partial(self._ask_doom_loop, state.session_id, agent),
                 tools_allowed=not last_step,
-                on_part=state.history.put_part,
                 recent_calls=state.recent_calls,
             )
             self._processors[state.session_id, assistant.id] = processor
@@ -277,45 +303,41 @@ class SessionLoop:
                 result = await processor.run(provider.stream(request))
             finally:
                 self._processors.pop((state.session_id, assistant.id), None)
-                state.history.put_message(processor.message)
             state.cost += result.message.cost
             if result.outcome != "retry":
                 return result
             attempt += 1
             error = result.error or ProviderError("provider failed")
             if attempt >= self.retry.max_attempts:
-                self.ws.bus.publish(SessionError(session_id=state.session_id, error=str(error), kind="provider"))
+                deps.bus.publish(SessionError(session_id=state.session_id, error=str(error), kind="provider"))
                 return StepResult("stop", result.message, error=error)
             delay = self.retry.delay(attempt, error)
-            self.ws.bus.publish(
+            deps.bus.publish(
                 SessionStatus(session_id=state.session_id, status="retry", attempt=attempt,
                               message=str(error), next_at=now() + delay)
             )
             await asyncio.sleep(delay)
-            self.ws.bus.publish(SessionStatus(session_id=state.session_id, status="busy"))
+            deps.bus.publish(SessionStatus(session_id=state.session_id, status="busy"))
 
     # ------------------------------------------------------------------------------------------ pieces
 
-    def model_for(self, user: UserMessage, agent: AgentInfo) -> str:
-        return user.model or agent.model or self.ws.config.model or DEFAULT_MODEL
-
-    def tools_for(self, agent: AgentInfo, ruleset: list[Any], user: UserMessage) -> dict[str, Any]:
+    def tools_for(self, agent: AgentInfo, ruleset: list[Any], user: UserMessage) -> dict[str, Tool[Any]]:
         """Registry ∩ the agent's tool switches ∩ not denied outright by its rules ∩ this prompt's switches."""
-        ids = [i for i in self.ws.tools.ids() if _switched_on(i, agent.tools) and user.tools.get(i, True)]
+        tools = self.deps.tools
+        ids = [i for i in tools.ids() if _switched_on(i, agent.tools) and user.tools.get(i, True)]
         off = disabled(ids, ruleset)
-        return {i: self.ws.tools.get(i) for i in sorted(ids) if i not in off}
+        return {i: tools.get(i) for i in sorted(ids) if i not in off}
 
     def _system(self, state: RunState, agent: AgentInfo, model_id: str, user: UserMessage) -> list[str]:
+        deps = self.deps
         env = state.environment.get(model_id)
         if env is None:
-            env = system.environment_block(
-                self.ws.directory, self.ws.root, model_id, tree=system.file_tree(self.ws.root)
-            )
+            env = system.environment_block(deps.directory, deps.root, model_id, tree=system.file_tree(deps.root))
             state.environment[model_id] = env
         if state.instructions is None:
             paths = system.find_instruction_files(
-                self.ws.directory, self.ws.root, global_dir=self.ws.loaded.global_dir,
-                extra=[str(p) for p in self.ws.loaded.instruction_files],  # resolved where they were written
+                deps.directory, deps.root, global_dir=deps.loaded.global_dir,
+                extra=[str(p) for p in deps.loaded.instruction_files],  # resolved where they were written
             )
             state.instructions = system.instruction_blocks(paths)
         return system.assemble(model_id=model_id, agent_prompt=agent.prompt, environment=env,
@@ -327,7 +349,7 @@ class SessionLoop:
 
         async def ask(permission: str, patterns: list[str], always: list[str] | None = None,
                       metadata: dict[str, Any] | None = None, *, always_ask: bool = False) -> None:
-            await self.ws.permissions.ask(
+            await self.deps.permissions.ask(
                 session_id, agent.name, permission, patterns, always=always or [], metadata=metadata or {},
                 ruleset=ruleset, tool=ToolRef(message_id=part.message_id, call_id=part.call_id),
                 always_ask=always_ask,
@@ -341,21 +363,19 @@ class SessionLoop:
         def switch_agent(name: str, text: str) -> None:
             """A mode switch is a synthetic user message naming the agent that answers from now on."""
             switch = UserMessage(session_id=session_id, agent=name, model=user.model, synthetic=True)
-            self.ws.sessions.add_message(switch)
-            state.history.put_message(switch)
-            note = TextPart(session_id=session_id, message_id=switch.id, text=text, synthetic=True)
-            self.ws.sessions.add_part(note)
-            state.history.put_part(note)
+            state.log.add_message(switch)
+            state.log.add_part(TextPart(session_id=session_id, message_id=switch.id, text=text, synthetic=True))
 
-        return self.ws.tool_context(
+        deps = self.deps
+        return ToolContext(
             session_id=session_id, message_id=part.message_id, call_id=part.call_id, agent=agent.name,
-            ask=ask, update=update,
-            extra={"tasks": self.ws.subtasks, "model": model_id, "switch_agent": switch_agent,
-                   "plan_path": plan_path(self.ws, session_id)},
+            directory=deps.root, data_dir=deps.data_dir, ask=ask, update=update, todos=deps.sessions,
+            questions=deps.questions, tasks=self.subtasks, switch_agent=switch_agent,
+            plan_path=plan_path(deps.sessions, session_id), model=model_id, kernel=deps.kernel,
         )
 
     async def _ask_doom_loop(self, session_id: str, agent: AgentInfo, tool: str, tool_input: dict[str, Any]) -> None:
-        await self.ws.permissions.ask(
+        await self.deps.permissions.ask(
             session_id, agent.name, "doom_loop", [tool], always=[tool],
             metadata={"tool": tool, "input": tool_input}, ruleset=agent.permission,
         )

@@ -11,19 +11,17 @@ import base64
 import mimetypes
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from ..agent import AgentRegistry
 from .models import AgentPart, FilePart, Part
-
-if TYPE_CHECKING:
-    from ..workspace import Workspace
 
 MENTION = re.compile(r"(?<![\w`@])@([\w~][\w./~-]*)", re.ASCII)
 MAX_INLINE_BYTES = 200_000
 """Larger files are attached by reference only: the agent can read them in pieces."""
 
 
-def mention_parts(ws: Workspace, session_id: str, message_id: str, text: str, *, agents: bool = True) -> list[Part]:
+def mention_parts(registry: AgentRegistry, directory: Path, session_id: str, message_id: str, text: str, *,
+                  agents: bool = True) -> list[Part]:
     parts: list[Part] = []
     seen: set[str] = set()
     for match in MENTION.finditer(text):
@@ -31,10 +29,10 @@ def mention_parts(ws: Workspace, session_id: str, message_id: str, text: str, *,
         if name in seen:
             continue
         seen.add(name)
-        if agents and name in ws.agents and ws.agents.get(name).is_subagent and not ws.agents.get(name).hidden:
+        if agents and name in registry and registry.get(name).is_subagent and not registry.get(name).hidden:
             parts.append(AgentPart(session_id=session_id, message_id=message_id, name=name, source=f"@{name}"))
             continue
-        path = (ws.directory / Path(name).expanduser()).resolve()
+        path = (directory / Path(name).expanduser()).resolve()
         if path.is_file():
             parts.append(_file_part(path, session_id, message_id, name))
     return parts

@@ -11,19 +11,16 @@ from __future__ import annotations
 import time
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from .. import id as ids
 from ..permission.rules import Grant, RulesetField
+from ..values import Attachment, Frozen
 
 
 def now() -> float:
     """Wall-clock seconds since the epoch; every `*_at` field uses it."""
     return time.time()
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 # ---------------------------------------------------------------------------------------------- session
@@ -146,14 +143,6 @@ class ReasoningPart(PartBase):
     """Provider data that must be sent back verbatim (e.g. Anthropic thinking signatures)."""
     started_at: float | None = None
     ended_at: float | None = None
-
-
-class Attachment(Frozen):
-    """A file a tool returns or a person attaches, carried as a `data:` or `file:` URL."""
-
-    mime: str
-    url: str
-    filename: str | None = None
 
 
 class ToolPending(Frozen):

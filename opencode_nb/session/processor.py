@@ -52,7 +52,7 @@ from .models import (
     ToolRunning,
     now,
 )
-from .service import SessionService
+from .runlog import RunLog
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,8 @@ class StepResult:
 class Processor:
     """Streams one response into `message` and runs its tool calls."""
 
-    sessions: SessionService
+    log: RunLog
+    """Where every part and message change goes: the store and the run's history, together."""
     message: AssistantMessage
     model: ModelInfo
     tools: dict[str, Tool[Any]]
@@ -84,8 +85,6 @@ class Processor:
     ask_doom_loop: Callable[[str, dict[str, Any]], Awaitable[None]]
     tools_allowed: bool = True
     """False on the last step: calls are answered with an error instead of being run."""
-    on_part: Callable[[Part], None] | None = None
-    """Told about every part written, so the loop's in-memory history stays current without re-reading."""
     recent_calls: list[str] = field(default_factory=list)
     """Keys of the session's latest tool calls (owned by the loop, so repeats are seen across steps)."""
 
@@ -291,7 +290,7 @@ class Processor:
         self.message = self.message.model_copy(
             update={"finish": reason, "tokens": tokens, "cost": step_cost, "completed_at": now(), "error": error}
         )
-        self.sessions.update_message(self.message)
+        self.log.update_message(self.message)
         if self.blocked or reason == "content-filter":
             outcome: Outcome = "stop"
         elif (reason == "tool-calls" and self._tool_parts) or (reason == "length" and self._tool_parts):
@@ -310,7 +309,7 @@ class Processor:
                                       retryable=exc.retryable),
             }
         )
-        self.sessions.update_message(self.message)
+        self.log.update_message(self.message)
         if kind == "context_overflow":
             outcome: Outcome = "compact"
         elif exc.retryable:
@@ -333,8 +332,8 @@ class Processor:
                 "error": MessageError(kind="aborted", message="The run was stopped."),
             }
         )
-        self.sessions.update_message(self.message)
-        self.sessions.flush()
+        self.log.update_message(self.message)
+        self.log.sessions.flush()
 
     # ------------------------------------------------------------------------------------------ writes
 
@@ -354,14 +353,10 @@ class Processor:
         self._put(part)
 
     def _add(self, part: Part) -> None:
-        self.sessions.add_part(part)
-        if self.on_part:
-            self.on_part(part)
+        self.log.add_part(part)
 
     def _put(self, part: Part, delta: str | None = None) -> None:
-        self.sessions.update_part(part, delta=delta)
-        if self.on_part:
-            self.on_part(part)
+        self.log.update_part(part, delta=delta)
 
 
 def _tokens(finish: StepFinish | None) -> Tokens:

@@ -7,31 +7,33 @@ planning is told that the mode changed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..agent import AgentInfo
-from .models import AssistantMessage, UserMessage
+from .models import AssistantMessage, Session, UserMessage
 from .system import prompt_text
 
 if TYPE_CHECKING:
-    from ..workspace import Workspace
     from .loop import RunState
+
+
+class Sessions(Protocol):
+    def get(self, session_id: str) -> Session: ...
 
 PLAN_DIR = ".opencode/plans"
 
 
-def plan_path(ws: Workspace, session_id: str) -> str:
-    """Where the plan agent writes its plan, relative to the project root."""
-    session = ws.sessions.get(session_id)
-    root = session
+def plan_path(sessions: Sessions, session_id: str) -> str:
+    """Where the plan agent writes its plan, relative to the project root: one file per session tree."""
+    root = sessions.get(session_id)
     while root.parent_id:
-        root = ws.sessions.get(root.parent_id)
+        root = sessions.get(root.parent_id)
     return f"{PLAN_DIR}/{root.slug or root.id}.md"
 
 
-def reminders(ws: Workspace, state: RunState, agent: AgentInfo) -> list[str]:
+def reminders(sessions: Sessions, state: RunState, agent: AgentInfo) -> list[str]:
     if agent.name == "plan":
-        return [prompt_text("plan_reminder").format(plan_path=plan_path(ws, state.session_id))]
+        return [prompt_text("plan_reminder").format(plan_path=plan_path(sessions, state.session_id))]
     if agent.name == "build" and _previous_agent(state) == "plan":
         return [prompt_text("build_switch")]
     return []

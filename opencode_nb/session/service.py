@@ -1,49 +1,27 @@
 """`ws.sessions`: the store plus bus events, as the loop and the views use them.
 
-Persist before render: a part reaches the store before its first event is published, and every other
-change is written before it is published too, with one exception. Streamed text (a delta on a text or
-reasoning part) is published at once so views stream, while the store receives the latest version of
-that part at most FLUSH_INTERVAL_S after the first change it has not seen, or sooner: on any update of
-the part without a delta (a state change), on `flush()`, on `messages()` and on `close()`. A killed
-kernel therefore loses at most that much text, and a model answering hundreds of tokens a second costs
-a handful of writes instead of one per token.
-
-The deferred write runs on the running asyncio loop (`loop.call_later`); code that updates parts with
-no loop running (a script, a worker thread) writes through at once.
-
-Within one turn of the event loop, message and part writes are grouped: they are queued with their
-events, and at the end of the turn (`loop.call_soon`, before the loop looks at any I/O) they are
-committed in one transaction and only then published, in order. A step's handful of writes then costs
-one commit instead of one each, and still no event is published before what it shows is stored.
+Persist before render: every change is stored before its event is published, except streamed text, which
+is published at once and stored shortly after; `WriteBuffer` (writes.py) orders the two. A running loop
+changes its session through its `RunLog` (runlog.py), which writes here and into its in-memory history in
+one call.
 """
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import datetime as dt
-import logging
 import re
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from ..bus import Bus, Event
+from ..bus import Bus
 from ..permission.rules import Grant, Rule
 from .events import MessagePartUpdated, MessageUpdated, SessionCreated, SessionUpdated, Todo, TodoUpdated
-from .models import AssistantMessage, MessageWithParts, Part, ReasoningPart, Session, TextPart, UserMessage, now
+from .models import AssistantMessage, MessageWithParts, Part, Session, UserMessage, now
 from .store import SessionStore
+from .writes import FLUSH_INTERVAL_S, WriteBuffer
 
-log = logging.getLogger(__name__)
-
-FLUSH_INTERVAL_S = 0.1
-"""Streamed text reaches the store at least this often: a killed kernel loses at most 100 ms of output,
-while a fast model's tokens still cost a few writes a second instead of one each."""
-
-_RECENTLY_STORED = 1024
-"""How many streamed part ids to remember as already stored. A delta on a part not remembered is
-written through, which is only slower, never wrong: the bound keeps a long-lived kernel's memory flat."""
+__all__ = ["FLUSH_INTERVAL_S", "SessionService", "make_slug"]
 
 
 class SessionService:
@@ -52,26 +30,18 @@ class SessionService:
     Also the permission engine's grant store: "always" grants live on the root session of a tree.
     """
 
-    def __init__(self, store: SessionStore, bus: Bus) -> None:
+    def __init__(self, store: SessionStore, bus: Bus, *, directory: str | Path | None = None) -> None:
         self.store = store
         self.bus = bus
-        self._lock = threading.RLock()
-        """Held across every part write, so a deferred older version never lands after a newer one."""
-        self._dirty: dict[str, Part] = {}
-        """Streamed parts whose newest version has been published but not yet written."""
-        self._stored: OrderedDict[str, None] = OrderedDict()
-        """Ids of text and reasoning parts known to be in the store (the newest _RECENTLY_STORED)."""
-        self._timer: asyncio.TimerHandle | None = None
-        self._timer_loop: asyncio.AbstractEventLoop | None = None
-        self._turn: builtins.list[tuple[Callable[[], None] | None, Event]] = []
-        """Writes and their events queued during the current loop turn, committed together at its end."""
-        self._turn_loop: asyncio.AbstractEventLoop | None = None
+        self.directory = str(directory) if directory is not None else None
+        """Where new sessions work unless told otherwise: the workspace's directory."""
+        self.writes = WriteBuffer(store, bus.publish)
 
     # ------------------------------------------------------------------------------------------ sessions
 
     def create(
         self,
-        directory: str,
+        directory: str | Path | None = None,
         title: str = "",
         parent_id: str | None = None,
         permission: builtins.list[Rule] | None = None,
@@ -80,7 +50,8 @@ class SessionService:
         """Store a new session and publish `session.created`.
 
         Args:
-            directory: the project directory the session works in.
+            directory: the project directory the session works in; the workspace's by default (a child's
+                parent's).
             title: empty for the default, `New session - <ISO time>` (`Child session - …` for a child),
                 which the title agent later replaces.
             parent_id: the session whose task call creates this one.
@@ -89,10 +60,15 @@ class SessionService:
 
         Raises:
             NotFoundError: `parent_id` names no session.
+            ValueError: no directory was given and the service has no default.
         """
         if parent_id is not None:
             parent = self.store.get_session(parent_id)
             notebook = notebook or parent.notebook
+            directory = directory if directory is not None else parent.directory
+        directory = directory if directory is not None else self.directory
+        if directory is None:
+            raise ValueError("create() needs a directory: this session service was made without a default one")
         stamp = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         default = f"{'Child' if parent_id else 'New'} session - {stamp}"
         session = Session(
@@ -100,7 +76,7 @@ class SessionService:
             notebook=notebook,
         )
         session = session.model_copy(update={"slug": self._unique_slug(title, session.id)})
-        self._end_turn()
+        self.writes.commit()
         self.store.create_session(session)
         self.bus.publish(SessionCreated(session=session))
         return session
@@ -126,7 +102,7 @@ class SessionService:
             NotFoundError: the session is not stored.
         """
         session = Session.model_validate({**session.model_dump(), **changes, "updated_at": now()})
-        self._end_turn()
+        self.writes.commit()
         self.store.update_session(session)
         self.bus.publish(SessionUpdated(session=session))
         return session
@@ -151,18 +127,23 @@ class SessionService:
 
     def activity(self, session_id: str) -> tuple[str, int]:
         """(agent of the latest answer, tokens of all answers), without loading the history."""
-        self._end_turn()
+        self.writes.commit()
         return self.store.activity(session_id)
 
+    def current_agent(self, session_id: str) -> str | None:
+        """The agent that answers the session's next prompt: the one its newest user message names."""
+        self.writes.commit()
+        return self.store.current_agent(session_id)
+
     def add_message(self, message: UserMessage | AssistantMessage) -> None:
-        self._in_turn(lambda: self.store.add_message(message), _message_event(message))
+        self.writes.write(lambda: self.store.add_message(message), _message_event(message))
 
     def update_message(self, message: UserMessage | AssistantMessage) -> None:
-        self._in_turn(lambda: self.store.update_message(message), _message_event(message))
+        self.writes.write(lambda: self.store.update_message(message), _message_event(message))
 
     def add_part(self, part: Part) -> None:
         """Store a new part (or replace it), then publish it."""
-        self._in_turn(lambda: self._write(part), _part_event(part))
+        self.writes.write_part(part, _part_event(part))
 
     def update_part(self, part: Part, delta: str | None = None) -> None:
         """Publish a changed part and store it.
@@ -172,105 +153,16 @@ class SessionService:
             delta: the text appended to a text or reasoning part since its last event; the store write
                 of such a change may wait up to FLUSH_INTERVAL_S. Without a delta the write is immediate.
         """
-        streamed = delta is not None and isinstance(part, TextPart | ReasoningPart)
-        event = _part_event(part, delta)
-        if streamed and self._defer(part):
-            if self._turn:
-                self._turn.append((None, event))  # keep events in order behind the queued ones
-            else:
-                self.bus.publish(event)
-            return
-        self._in_turn(lambda: self._write(part), event)
-
-    def _in_turn(self, write: Callable[[], None], event: Event) -> None:
-        """Write and publish now, or, on a running loop, queue both for the end of this turn."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        if loop is None or (self._turn and self._turn_loop is not loop):
-            self._end_turn()
-            write()
-            self.bus.publish(event)
-            return
-        if not self._turn:
-            self._turn_loop = loop
-            loop.call_soon(self._end_turn)
-        self._turn.append((write, event))
-
-    def _end_turn(self) -> None:
-        """Commit the queued writes in one transaction, then publish their events in order."""
-        queued, self._turn = self._turn, []
-        if not queued:
-            return
-        try:
-            with self.store.transaction():
-                for write, _ in queued:
-                    if write is not None:
-                        write()
-        except Exception:
-            # One bad write must not take the others with it: write them one by one.
-            for write, _ in queued:
-                try:
-                    if write is not None:
-                        write()
-                except Exception:
-                    log.exception("could not store a queued change in %s", self.store.path)
-        for _, event in queued:
-            self.bus.publish(event)
+        self.writes.write_part(part, _part_event(part, delta), streamed=delta is not None)
 
     def flush(self) -> None:
-        """Write every streamed part whose newest version is not stored yet.
-
-        A pending timer is left to fire and find nothing to do: cancelling it from a thread other than its
-        loop's would not be safe, and an early extra flush costs nothing.
-        """
-        self._end_turn()
-        with self._lock:
-            parts = list(self._dirty.values())
-            self._dirty.clear()  # before writing: a part that cannot be written must not fail every flush
-            self.store.put_parts(parts)
-
-    def _write(self, part: Part) -> None:
-        with self._lock:
-            self._dirty.pop(part.id, None)  # this version supersedes any buffered one
-            self.store.put_part(part)
-            if isinstance(part, TextPart | ReasoningPart):
-                self._stored[part.id] = None
-                self._stored.move_to_end(part.id)
-                if len(self._stored) > _RECENTLY_STORED:
-                    self._stored.popitem(last=False)
-
-    def _defer(self, part: Part) -> bool:
-        """Buffer the part for a timed write; False when it must be written now instead."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return False
-        with self._lock:
-            if part.id not in self._stored:
-                return False  # its first version: persist before render
-            if self._timer is not None and self._timer_loop is not loop:
-                self.flush()  # the loop that was to flush may have ended (a finished asyncio.run)
-                self._timer = None
-            self._dirty[part.id] = part
-            if self._timer is None:
-                self._timer = loop.call_later(FLUSH_INTERVAL_S, self._flush_due)
-                self._timer_loop = loop
-            return True
-
-    def _flush_due(self) -> None:
-        with self._lock:
-            self._timer = self._timer_loop = None
-        try:
-            self.flush()
-        except Exception:
-            log.exception("could not write streamed text to %s", self.store.path)
+        """Write everything queued or buffered, streamed text included."""
+        self.writes.flush()
 
     # ------------------------------------------------------------------------------------------ todos
 
     def set_todos(self, session_id: str, todos: builtins.list[Todo]) -> None:
-        self._end_turn()
+        self.writes.commit()
         self.store.set_todos(session_id, todos)
         self.bus.publish(TodoUpdated(session_id=session_id, todos=list(todos)))
 

@@ -353,6 +353,15 @@ class SessionStore:
         ).fetchone()
         return row[0] or "", int(row[1])
 
+    def current_agent(self, session_id: str) -> str | None:
+        """The agent named by the session's newest user message, read in SQL without loading the history."""
+        row = self._db().execute(
+            "SELECT json_extract(data, '$.agent') FROM messages WHERE session_id = ? "
+            "AND json_extract(data, '$.role') = 'user' ORDER BY id DESC LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        return row[0] if row and row[0] else None
+
     # ------------------------------------------------------------------------------------------ todos
 
     def set_todos(self, session_id: str, todos: Sequence[Todo]) -> None:

@@ -19,7 +19,9 @@ from .. import id as ids
 from ..agent import AgentInfo
 from ..errors import NotFoundError, ToolError
 from ..permission.rules import Rule, Ruleset
+from .deps import LoopDeps
 from .events import MessagePartUpdated
+from .model_choice import model_for
 from .models import (
     AgentPart,
     AssistantMessage,
@@ -36,10 +38,11 @@ from .models import (
 )
 
 if TYPE_CHECKING:
-    from ..workspace import Workspace
-    from .loop import RunState
+    from .loop import RunState, SessionLoop
 
 TASK_DESCRIPTION_WORDS = 5
+BRIEF_INPUT_CHARS = 200
+"""A child's tool inputs are summarised on the parent's task card; longer values are cut to this."""
 
 
 def child_rules(parent: Session, agent: AgentInfo) -> Ruleset:
@@ -52,22 +55,26 @@ def child_rules(parent: Session, agent: AgentInfo) -> Ruleset:
 
 
 class SubtaskRunner:
-    def __init__(self, ws: Workspace) -> None:
-        self.ws = ws
+    """Runs subagents in child sessions, on the same loop as their parent (`ctx.tasks` for the task tool)."""
+
+    def __init__(self, deps: LoopDeps, loop: SessionLoop) -> None:
+        self.deps = deps
+        self.loop = loop
 
     async def run(self, *, parent_id: str, caller: str, description: str, prompt: str, agent: str,
                   task_id: str | None = None, model: str | None = None,
                   update: Callable[[str | None, dict[str, Any] | None], None] | None = None) -> tuple[str, str]:
         """Run `agent` on `prompt` in a child of `parent_id`; returns (child session id, final text)."""
+        deps = self.deps
         try:
-            info = self.ws.agents.get(agent)
+            info = deps.agents.get(agent)
         except NotFoundError:
-            names = ", ".join(a.name for a in self.ws.agents.subagents())
+            names = ", ".join(a.name for a in deps.agents.subagents())
             raise ToolError(f"Unknown agent type: {agent} is not a valid agent type. Use one of: {names}.") from None
         if not info.is_subagent:
             raise ToolError(f"{agent} is a primary agent and cannot run as a subagent.")
-        parent = self.ws.sessions.get(parent_id)
-        child = self._existing(task_id, parent_id) or self.ws.sessions.create(
+        parent = deps.sessions.get(parent_id)
+        child = self._existing(task_id, parent_id) or deps.sessions.create(
             parent.directory, title=f"{description} (@{agent} subagent)", parent_id=parent_id,
             permission=child_rules(parent, info))
         tools: dict[str, dict[str, Any]] = {}
@@ -78,15 +85,15 @@ class SubtaskRunner:
                 return
             state = part.state
             tools[part.call_id] = {"tool": part.tool, "status": state.status,
-                                   "title": getattr(state, "title", "") or call_title(state.input)}
+                                   "title": getattr(state, "title", "") or "", "input": brief(state.input)}
             if update is not None:
                 update(None, {"session_id": child.id, "agent": agent, "tools": list(tools.values())})
 
         if update is not None:
             update(description, {"session_id": child.id, "agent": agent, "tools": []})
-        off = self.ws.bus.subscribe(MessagePartUpdated, follow)
+        off = deps.bus.subscribe(MessagePartUpdated, follow)
         try:
-            final = await self.ws.loop.prompt(child.id, prompt, agent=agent, model=None if info.model else model,
+            final = await self.loop.prompt(child.id, prompt, agent=agent, model=None if info.model else model,
                                               mention_agents=False)
         finally:
             off()
@@ -95,7 +102,7 @@ class SubtaskRunner:
         if final.error is not None:
             word = "cancelled" if final.error.kind == "aborted" else "failed"
             raise ToolError(f"Task {word}: {final.error.message} (session_id: {child.id})")
-        texts = [p.text for m in self.ws.sessions.messages(child.id) if m.message.id == final.id
+        texts = [p.text for m in deps.sessions.messages(child.id) if m.message.id == final.id
                  for p in m.parts if isinstance(p, TextPart) and p.text.strip()]
         return child.id, (texts[-1] if texts else "(The subagent finished without a text answer.)")
 
@@ -103,7 +110,7 @@ class SubtaskRunner:
         if not task_id:
             return None
         try:
-            session = self.ws.sessions.get(task_id)
+            session = self.deps.sessions.get(task_id)
         except NotFoundError:
             return None
         return session if session.parent_id == parent_id else None
@@ -113,22 +120,21 @@ class SubtaskRunner:
 
         The result is recorded as a task call of the primary agent, so the primary reads it next step.
         """
-        sessions = self.ws.sessions
+        log = state.log
         if isinstance(part, AgentPart):
             prompt = "\n".join(p.text for p in state.history.parts(user.id) if isinstance(p, TextPart))
             agent, description = part.name, " ".join(prompt.split()[:TASK_DESCRIPTION_WORDS]) or part.name
         else:
             prompt, agent, description = part.prompt, part.agent, part.description
-        caller = self.ws.agents.get(user.agent)
-        model_id = self.ws.loop.model_for(user, caller)
+        caller = self.deps.agents.get(user.agent)
+        model_id = model_for(user, caller, self.deps.config)
         message = AssistantMessage(session_id=state.session_id, parent_id=user.id, agent=user.agent, model=model_id)
-        sessions.add_message(message)
-        state.history.put_message(message)
+        log.add_message(message)
         tool_input = {"description": description, "prompt": prompt, "subagent_type": agent}
         started = now()
         call = ToolPart(session_id=state.session_id, message_id=message.id, call_id=ids.ascending("tool"),
                         tool="task", state=ToolRunning(input=tool_input, title=description, started_at=started))
-        self._put(state, call, add=True)
+        log.add_part(call)
 
         def update(title: str | None, metadata: dict[str, Any] | None) -> None:
             nonlocal call
@@ -138,7 +144,7 @@ class SubtaskRunner:
                 if title:
                     changes["title"] = title
                 call = call.model_copy(update={"state": running.model_copy(update=changes)})
-                self._put(state, call)
+                log.update_part(call)
 
         try:
             child_id, text = await self.run(parent_id=state.session_id, caller=user.agent, description=description,
@@ -152,26 +158,23 @@ class SubtaskRunner:
         except asyncio.CancelledError:
             call = call.model_copy(update={"state": ToolErrored(input=tool_input, error="Tool execution aborted",
                                                                 metadata={"interrupted": True}, started_at=started)})
-            self._put(state, call)
-            message = message.model_copy(update={"finish": "aborted", "completed_at": now()})
-            sessions.update_message(message)
+            log.update_part(call)
+            log.update_message(message.model_copy(update={"finish": "aborted", "completed_at": now()}))
             raise
-        self._put(state, call)
-        self._put(state, StepFinishPart(session_id=state.session_id, message_id=message.id, reason="tool-calls"),
-                  add=True)
+        log.update_part(call)
+        log.add_part(StepFinishPart(session_id=state.session_id, message_id=message.id, reason="tool-calls"))
         message = message.model_copy(update={"finish": "tool-calls", "completed_at": now()})
-        sessions.update_message(message)
-        state.history.put_message(message)
+        log.update_message(message)
         return message
 
-    def _put(self, state: RunState, part: Any, add: bool = False) -> None:
-        (self.ws.sessions.add_part if add else self.ws.sessions.update_part)(part)
-        state.history.put_part(part)
 
+def brief(tool_input: dict[str, Any]) -> dict[str, Any]:
+    """The short scalar fields of a tool input, for a summary that must not copy a whole file's content."""
+    out: dict[str, Any] = {}
+    for key, value in tool_input.items():
+        if isinstance(value, bool | int | float) or value is None:
+            out[key] = value
+        elif isinstance(value, str):
+            out[key] = value if len(value) <= BRIEF_INPUT_CHARS else value[:BRIEF_INPUT_CHARS] + "…"
+    return out
 
-def call_title(tool_input: dict[str, Any]) -> str:
-    """A short label for a tool call from its input, for summaries of calls that have no title yet."""
-    for key in ("path", "command", "pattern", "url", "description"):
-        if key in tool_input:
-            return str(tool_input[key])
-    return ""

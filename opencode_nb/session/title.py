@@ -9,15 +9,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from typing import TYPE_CHECKING
 
 from ..provider.events import TextDelta
 from ..provider.request import LLMMessage, LLMRequest, TextBlock
+from .deps import LoopDeps
 from .history import History
+from .model_choice import model_for
 from .models import TextPart, UserMessage
-
-if TYPE_CHECKING:
-    from ..workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -34,12 +32,12 @@ def clean_title(text: str) -> str:
 
 
 class TitleWriter:
-    def __init__(self, ws: Workspace) -> None:
-        self.ws = ws
+    def __init__(self, deps: LoopDeps) -> None:
+        self.deps = deps
         self._tasks: set[asyncio.Task[None]] = set()
 
     def maybe_start(self, session_id: str, history: History) -> None:
-        session = self.ws.sessions.get(session_id)
+        session = self.deps.sessions.get(session_id)
         if session.parent_id or (session.title and not session.title.startswith(DEFAULT_PREFIXES)):
             return
         users = [e for e in history.entries.values() if isinstance(e.message, UserMessage)
@@ -49,17 +47,16 @@ class TitleWriter:
         text = "\n".join(p.text for p in users[0].parts.values() if isinstance(p, TextPart) and not p.synthetic)
         if not text.strip():
             return
-        model_id = self.ws.config.small_model or self.ws.loop.model_for(
-            users[0].message, self.ws.agents.get(users[0].message.agent)
-        )
+        first = users[0].message
+        model_id = self.deps.config.small_model or model_for(first, self.deps.agents.get(first.agent), self.deps.config)
         task = asyncio.get_running_loop().create_task(self._write(session_id, text, model_id))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _write(self, session_id: str, text: str, model_id: str) -> None:
         try:
-            agent = self.ws.agents.get("title")
-            provider, model = self.ws.providers.resolve(model_id)
+            agent = self.deps.agents.get("title")
+            provider, model = self.deps.providers.resolve(model_id)
             request = LLMRequest(
                 model=model,
                 system=[agent.prompt or "Write a short title for this conversation."],
@@ -72,7 +69,7 @@ class TitleWriter:
             chunks = [e.text async for e in provider.stream(request) if isinstance(e, TextDelta)]
             title = clean_title("".join(chunks))
             if title:
-                self.ws.sessions.update(self.ws.sessions.get(session_id), title=title)
+                self.deps.sessions.update(self.deps.sessions.get(session_id), title=title)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a title is a nicety: never let it disturb the session

@@ -18,31 +18,31 @@ Tools see the world only through `ToolContext`. They never import the loop or th
   session, the agent and its ruleset. `metadata` is what the person sees in the prompt (a diff, a command);
   `always_ask=True` asks a person even when the rules allow (a shell line that did not parse).
 - `update(title, metadata)` publishes live progress on the running tool part (bash's output tail).
-- `todos` is the session's todo list, `questions` the workspace's `QuestionService` (None when nobody can
-  be asked), `extra` the services of later tools (the task runner, the kernel bridge).
+- `todos`, `questions`, `tasks`, `switch_agent`, `plan_path`, `model` and `kernel` are named, typed fields
+  (see `context.py`); each is None where a run cannot supply it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from .. import id as ids
 from ..errors import ToolError
-from ..permission.events import ToolRef
 from ..provider.request import ToolSpec
-from ..session.events import Todo
-from ..session.models import Attachment
+from ..values import Attachment
+from .context import Ask, TodoStore, ToolContext, Update
 
 if TYPE_CHECKING:
-    from ..question.service import QuestionService
+    from ..agent import AgentInfo, AgentRegistry
+
+__all__ = ["MAX_OUTPUT_BYTES", "MAX_OUTPUT_LINES", "Ask", "TodoStore", "Tool", "ToolContext", "ToolResult", "Update"]
 
 MAX_OUTPUT_LINES = 2000
 MAX_OUTPUT_BYTES = 50 * 1024
@@ -53,13 +53,6 @@ OUTPUT_FOLDER = "tool-output"
 
 P = TypeVar("P", bound=BaseModel)
 
-Ask = Callable[..., Awaitable[None]]
-"""`await ask(permission, patterns, always=None, metadata=None, *, always_ask=False)`."""
-
-Update = Callable[[str | None, dict[str, Any] | None], None]
-"""`update(title, metadata)`: a new live title (None keeps it) and metadata merged into the running part."""
-
-
 @dataclass(frozen=True)
 class ToolResult:
     title: str
@@ -69,37 +62,6 @@ class ToolResult:
     metadata: dict[str, Any] = field(default_factory=dict)
     """What views show besides the output (a diff, an exit code); the model never sees it."""
     attachments: list[Attachment] = field(default_factory=list)
-
-
-class TodoStore(Protocol):
-    """The session's todo list; the workspace's store publishes `todo.updated` when it changes."""
-
-    def todos(self, session_id: str) -> list[Todo]: ...
-
-    def set_todos(self, session_id: str, todos: list[Todo]) -> None: ...
-
-
-@dataclass
-class ToolContext:
-    session_id: str
-    message_id: str
-    call_id: str
-    agent: str
-    """The name of the agent making the call."""
-    directory: Path
-    """The workspace root: relative paths are resolved against it, and leaving it asks first."""
-    data_dir: Path
-    """Where truncated outputs are saved (`data_dir/tool-output/`)."""
-    ask: Ask
-    update: Update = lambda title, metadata: None
-    todos: TodoStore | None = None
-    questions: QuestionService | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def tool_ref(self) -> ToolRef:
-        """This call, for requests that views show beside it."""
-        return ToolRef(message_id=self.message_id, call_id=self.call_id)
 
 
 class Tool(Generic[P]):
@@ -121,6 +83,11 @@ class Tool(Generic[P]):
             cached = ToolSpec(name=self.id, description=self.description, parameters=self.params.model_json_schema())
             self.__dict__["_spec"] = cached
         return cached
+
+    def spec_for(self, agent: AgentInfo, agents: AgentRegistry) -> ToolSpec:
+        """What `agent` is told about the tool. Most tools tell every agent the same; one that lists what the
+        caller may use (task: its subagents) overrides this."""
+        return self.spec()
 
     async def execute(self, params: P, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError

@@ -11,10 +11,20 @@ from pydantic import BaseModel
 from ..errors import ToolError
 from ..question.events import QuestionInfo, QuestionOption
 from .base import Tool, ToolContext, ToolResult
+from .context import AgentSwitch
+
+DEFAULT_PLAN_PATH = ".opencode/plans/plan.md"
+"""Where a plan goes when the run does not name a session's own plan file."""
 
 
 class PlanParams(BaseModel):
     pass
+
+
+def _switch(ctx: ToolContext) -> tuple[AgentSwitch, str]:
+    if ctx.switch_agent is None:
+        raise ToolError("This session cannot change agents; carry on in the current mode.")
+    return ctx.switch_agent, ctx.plan_path or DEFAULT_PLAN_PATH
 
 
 async def _confirm(ctx: ToolContext, question: str, header: str) -> bool:
@@ -33,11 +43,11 @@ class PlanEnterTool(Tool[PlanParams]):
     params = PlanParams
 
     async def execute(self, params: PlanParams, ctx: ToolContext) -> ToolResult:
-        plan_path = ctx.extra.get("plan_path", ".opencode/plans/plan.md")
+        switch, plan_path = _switch(ctx)
         if not await _confirm(ctx, f"Switch to the plan agent to research and write a plan to {plan_path}?",
                               "Plan mode"):
             raise ToolError("The person chose not to switch to planning. Continue in the current mode.")
-        ctx.extra["switch_agent"]("plan", "The person asked to plan first. Research the task with read-only tools "
+        switch("plan", "The person asked to plan first. Research the task with read-only tools "
                                           f"and write a step-by-step plan to {plan_path}; then call plan_exit.")
         return ToolResult("Switched to planning", "The person approved switching to the plan agent, which continues "
                           "from here.")
@@ -48,10 +58,10 @@ class PlanExitTool(Tool[PlanParams]):
     params = PlanParams
 
     async def execute(self, params: PlanParams, ctx: ToolContext) -> ToolResult:
-        plan_path = ctx.extra.get("plan_path", ".opencode/plans/plan.md")
+        switch, plan_path = _switch(ctx)
         if not await _confirm(ctx, f"The plan at {plan_path} is complete. Switch to the build agent and carry it "
                                    "out?", "Build agent"):
             raise ToolError("The person wants to keep planning. Ask what to change in the plan, then revise it.")
-        ctx.extra["switch_agent"]("build", f"The plan at {plan_path} has been approved. Execute it step by step; "
+        switch("build", f"The plan at {plan_path} has been approved. Execute it step by step; "
                                            "you can now edit files.")
         return ToolResult("Switched to building", "The person approved the plan; the build agent carries it out.")

@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from ..session.models import Attachment
+from ..values import Attachment
 from .base import MAX_OUTPUT_BYTES, Tool, ToolContext, ToolResult, ask_external, relative, resolve_path, workspace_root
 from .support.ignore import IgnoreRules
 from .support.ipynb import notebook_text

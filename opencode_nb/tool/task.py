@@ -7,13 +7,16 @@ the child's final text, with its session id so the caller can continue it later 
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from ..provider.request import ToolSpec
 from .base import Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from ..agent import AgentInfo, AgentRegistry
 
 
 class TaskParams(BaseModel):
@@ -23,34 +26,25 @@ class TaskParams(BaseModel):
     task_id: str | None = Field(None, description="Continue an earlier task: the session_id its result named")
 
 
-class TaskRunner(Protocol):
-    """Runs a subagent in a child session (the workspace provides it; tools never see the loop)."""
-
-    async def run(self, *, parent_id: str, caller: str, description: str, prompt: str, agent: str,
-                  task_id: str | None, model: str | None, update: Any) -> tuple[str, str]: ...
-
-
 class TaskTool(Tool[TaskParams]):
     id = "task"
     params = TaskParams
 
-    def spec_for(self, caller: Any, agents: Any) -> ToolSpec:
+    def spec_for(self, agent: AgentInfo, agents: AgentRegistry) -> ToolSpec:
         """The description lists the subagents this caller may use, so it is built per agent."""
         lines = [f"- {a.name}: {a.description or 'Use only when the person asks for it.'}"
-                 for a in sorted(agents.subagents(caller), key=lambda a: a.name)]
+                 for a in sorted(agents.subagents(agent), key=lambda a: a.name)]
         text = self.description + "\n\nAvailable agent types:\n" + ("\n".join(lines) or "(none)")
         return ToolSpec(name=self.id, description=text, parameters=self.params.model_json_schema())
 
     async def execute(self, params: TaskParams, ctx: ToolContext) -> ToolResult:
-        runner: TaskRunner | None = ctx.extra.get("tasks")
-        if runner is None:
+        if ctx.tasks is None:
             raise ToolError("Subagents are not available in this session.")
-        if not ctx.extra.get("bypass_agent_check"):
-            await ctx.ask("task", [params.subagent_type], always=["*"],
-                          metadata={"description": params.description, "subagent_type": params.subagent_type})
-        child_id, text = await runner.run(
+        await ctx.ask("task", [params.subagent_type], always=["*"],
+                      metadata={"description": params.description, "subagent_type": params.subagent_type})
+        child_id, text = await ctx.tasks.run(
             parent_id=ctx.session_id, caller=ctx.agent, description=params.description, prompt=params.prompt,
-            agent=params.subagent_type, task_id=params.task_id, model=ctx.extra.get("model"), update=ctx.update,
+            agent=params.subagent_type, task_id=params.task_id, model=ctx.model, update=ctx.update,
         )
         output = (f"{text}\n\n<task_metadata>\nsession_id: {child_id} (pass it as task_id to continue this task)\n"
                   "</task_metadata>")

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from ..session.events import Todo
+from ..values import Todo
 from .base import Tool, ToolContext, ToolResult
 
 MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}

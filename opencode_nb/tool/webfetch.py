@@ -17,7 +17,7 @@ import httpx
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from ..session.models import Attachment
+from ..values import Attachment
 from .base import Tool, ToolContext, ToolResult
 
 MAX_BYTES = 5 * 1024 * 1024

@@ -82,7 +82,11 @@ class ViewHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.flushes = 0
         """How many flushes ran (benchmarks report it)."""
-        self._off = bus.subscribe(Event.ALL, self._route)
+        # The hub shows prompts a person answers, so it subscribes to the ask events by their types: that is how
+        # a workspace knows somebody may answer and does not decide asks by its unattended policy.
+        offs = [bus.subscribe(Event.ALL, self._route_others), bus.subscribe(PermissionAsked, self._route),
+                bus.subscribe(QuestionAsked, self._route)]
+        self._off = lambda: [off() for off in offs]
 
     def watch(self, session_id: str, watcher: Watcher) -> Callable[[], None]:
         self._watchers.setdefault(session_id, []).append(watcher)
@@ -106,6 +110,10 @@ class ViewHub:
         self._watchers.clear()
 
     # ------------------------------------------------------------------------------------------ events
+
+    def _route_others(self, event: Event) -> None:
+        if not isinstance(event, PermissionAsked | QuestionAsked):
+            self._route(event)
 
     def _route(self, event: Event) -> None:
         session_id = session_of(event)

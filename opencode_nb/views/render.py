@@ -13,8 +13,8 @@ from typing import Any
 
 from ..permission.events import PermissionRequest, Reply
 from ..question.events import QuestionRequest
-from ..session.events import Todo
 from ..session.models import ReasoningPart, TextPart, ToolPart
+from ..values import Todo
 from .labels import summary_title, tool_title
 from .markdown import escape, markdown_html
 

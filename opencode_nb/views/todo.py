@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..session.events import Todo
+from ..values import Todo
 from .render import todo_html
 
 

@@ -282,7 +282,7 @@ async def test_a_second_prompt_to_a_busy_session_waits_its_turn(h):
     _first, second = await asyncio.gather(one, two)
     messages = [m.message for m in h.ws.sessions.messages(h.session.id)]
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
-    assert second.parent_id == messages[2].id
+    assert second.message.parent_id == messages[2].id
 
 
 async def test_redacted_thinking_is_kept_and_sent_back(h):

@@ -58,7 +58,8 @@ async def test_a_child_sees_only_its_task_prompt_and_its_answer_returns_to_the_p
     assert f"session_id: {child_id}" in call.state.output
     child = h.ws.sessions.get(child_id)
     assert child.parent_id == h.session.id and child.title == "Survey the project (@explore subagent)"
-    assert call.state.metadata["tools"] == [{"tool": "glob", "status": "completed", "title": "."}]
+    assert call.state.metadata["tools"] == [
+        {"tool": "glob", "status": "completed", "title": ".", "input": {"pattern": "*.py"}}]
 
 
 async def test_several_task_calls_run_concurrently_in_their_own_sessions(h):
@@ -204,7 +205,7 @@ async def test_plan_mode_is_entered_and_left_with_the_persons_consent(h):
     assert [(u.agent, u.synthetic) for u in users] == [("build", False), ("plan", True), ("build", True)]
     assert (h.root / plan_file).read_text() == "1. fix mean\n"
     assert plan_file.startswith(".opencode/plans/") and plan_file.endswith(".md")
-    assert h.ws.loop._last_agent(h.session.id) == "build"
+    assert h.ws.sessions.current_agent(h.session.id) == "build"
 
 
 async def test_declining_plan_mode_is_a_result_the_model_reads(h):

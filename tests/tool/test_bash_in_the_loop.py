@@ -24,17 +24,18 @@ async def test_an_unparseable_command_is_put_to_a_person_even_when_bash_is_allow
         {"tool_calls": [{"name": "bash", "input": {"command": "echo 'unclosed"}}]},
         {"text": "done"},
     ]).turns)
-    session = ws.sessions.create(str(ws.root))
-    run = asyncio.create_task(ws.prompt(session.id, "go"))
-    for _ in range(200):
-        if ws.permissions.pending():
-            break
-        await asyncio.sleep(0.01)
-    [request] = ws.permissions.pending()
+    asked = []
+
+    def person(event):
+        asked.append(event.request)
+        asyncio.get_running_loop().call_soon(ws.permissions.reply, event.request.id, "once")
+
+    ws.bus.subscribe("permission.asked", person)
+    session = ws.sessions.create()
+    await asyncio.wait_for(ws.prompt(session.id, "go"), 10)
+    [request] = asked
     assert request.permission == "bash" and request.patterns[0] == "echo 'unclosed"
     assert "could not be parsed" in request.metadata["unparsed"]
-    ws.permissions.reply(request.id, "once")
-    await asyncio.wait_for(run, 10)
     [part] = [p for m in ws.sessions.messages(session.id) for p in m.parts if p.type == "tool"]
     assert part.state.status == "completed" and part.state.metadata["exit"] is not None
     ws.close()

@@ -1,0 +1,54 @@
+"""What the agent loop and the command runner are given to work with.
+
+The workspace builds everything once and hands the loop this record, not itself: a session module can
+only reach the services listed here, so what the loop depends on is visible in one place, and nothing
+under `session/` or `command/` needs to import the workspace (which imports them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..agent import AgentRegistry
+from ..bus import Bus
+from ..config import LoadedConfig
+from ..config.schema import Config
+from ..permission import PermissionService
+from ..provider.registry import ProviderRegistry
+from ..question import QuestionService
+from ..tool.context import KernelBridge
+from ..tool.registry import ToolRegistry
+from .service import SessionService
+
+
+@dataclass(kw_only=True, slots=True)
+class LoopDeps:
+    sessions: SessionService
+    agents: AgentRegistry
+    providers: ProviderRegistry
+    tools: ToolRegistry
+    permissions: PermissionService
+    questions: QuestionService
+    bus: Bus
+    loaded: LoadedConfig
+    """What was read: instruction files, the global config folder, configured commands."""
+    data_dir: Path
+    """Where truncated tool outputs are kept."""
+    kernel: KernelBridge | None = None
+    """Set by the kernel extension when the workspace lives in a kernel; tools see it as `ctx.kernel`."""
+
+    @property
+    def config(self) -> Config:
+        """The merged settings."""
+        return self.loaded.config
+
+    @property
+    def root(self) -> Path:
+        """The git root (or the directory itself): the boundary of "inside the workspace"."""
+        return self.loaded.root
+
+    @property
+    def directory(self) -> Path:
+        """Where the workspace was opened (the root or a folder below it)."""
+        return self.loaded.directory

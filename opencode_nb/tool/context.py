@@ -1,0 +1,102 @@
+"""What a tool call may use: `ToolContext`, and the shapes of the services it names.
+
+The loop builds one context per call. Everything a tool may reach is a named, typed field, so a misspelt
+service is a type error and an attribute error at once, never a `KeyError` deep inside a run; a field a
+run cannot supply is None, and the tool says what that means for the model (no subagents here, nobody to
+ask, no kernel). Tools never import the loop, the workspace or the Jupyter layer: what they need of them is
+described here as a protocol, and the layers above fill it in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..permission.events import ToolRef
+from ..values import Todo
+
+if TYPE_CHECKING:
+    from ..question.service import QuestionService
+
+Ask = Callable[..., Awaitable[None]]
+"""`await ask(permission, patterns, always=None, metadata=None, *, always_ask=False)`."""
+
+Update = Callable[[str | None, dict[str, Any] | None], None]
+"""`update(title, metadata)`: a new live title (None keeps it) and metadata merged into the running part."""
+
+AgentSwitch = Callable[[str, str], None]
+"""`switch_agent(agent, note)`: from the next step on, `agent` answers, told `note` (plan ↔ build)."""
+
+
+class TodoStore(Protocol):
+    """The session's todo list; the workspace's store publishes `todo.updated` when it changes."""
+
+    def todos(self, session_id: str) -> list[Todo]: ...
+
+    def set_todos(self, session_id: str, todos: list[Todo]) -> None: ...
+
+
+class TaskRunner(Protocol):
+    """Runs a subagent in a child session and returns (child session id, its final text)."""
+
+    async def run(self, *, parent_id: str, caller: str, description: str, prompt: str, agent: str,
+                  task_id: str | None, model: str | None, update: Update | None) -> tuple[str, str]: ...
+
+
+class KernelBridge(Protocol):
+    """The person's live kernel, as a tool may see it; the context holds None outside a kernel."""
+
+    @property
+    def language(self) -> str:
+        """The kernel's language (`python`), for what tools tell the model."""
+        ...
+
+    @property
+    def notebook_path(self) -> str | None:
+        """The notebook the kernel serves, when the front end or the server said so."""
+        ...
+
+    @property
+    def user_ns(self) -> Mapping[str, Any]:
+        """The person's namespace: what their cells defined."""
+        ...
+
+
+def _no_update(title: str | None, metadata: dict[str, Any] | None) -> None:
+    return None
+
+
+@dataclass(kw_only=True, slots=True)
+class ToolContext:
+    session_id: str
+    message_id: str
+    call_id: str
+    agent: str
+    """The name of the agent making the call."""
+    directory: Path
+    """The workspace root: relative paths are resolved against it, and leaving it asks first."""
+    data_dir: Path
+    """Where truncated outputs are saved (`data_dir/tool-output/`)."""
+    ask: Ask
+    update: Update = _no_update
+    todos: TodoStore | None = None
+    """The session's todo list; None where a run keeps none."""
+    questions: QuestionService | None = None
+    """Where questions to the person go; None when nobody can be asked."""
+    tasks: TaskRunner | None = None
+    """Runs subagents; None where delegation is not available."""
+    switch_agent: AgentSwitch | None = None
+    """Hands the session to another agent; None outside a loop run."""
+    plan_path: str | None = None
+    """Where this session's plan lives, relative to the root (`.opencode/plans/<slug>.md`)."""
+    model: str | None = None
+    """The model of the calling step (`provider/model`), which a subagent without its own model inherits."""
+    kernel: KernelBridge | None = None
+    """The live kernel the workspace runs in; None outside a kernel."""
+
+    @property
+    def tool_ref(self) -> ToolRef:
+        """This call, for requests that views show beside it."""
+        return ToolRef(message_id=self.message_id, call_id=self.call_id)
