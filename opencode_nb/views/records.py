@@ -2,7 +2,8 @@
 
 The store keeps each tool call but not who allowed it, and a headless run has no view to remember the
 prompts it never showed. This recorder follows the bus for a session and the children it starts, and
-keeps one record per answered ask.
+keeps one record per answered ask. It only watches, so it follows every event rather than the asks'
+types: a subscriber to an ask's type is taken as somebody who may answer it.
 """
 
 from __future__ import annotations
@@ -20,12 +21,10 @@ class AskRecorder:
         self.sessions = {session_id}
         self.records: list[Record] = []
         self._asked: dict[str, PermissionRequest | QuestionRequest] = {}
-        self._offs = [bus.subscribe(kind, self._on) for kind in (
-            SessionCreated, PermissionAsked, PermissionReplied, QuestionAsked, QuestionReplied)]
+        self._off = bus.subscribe(Event.ALL, self._on)
 
     def close(self) -> None:
-        for off in self._offs:
-            off()
+        self._off()
 
     def _on(self, event: Event) -> None:
         match event:
