@@ -20,6 +20,9 @@ class AgentInfo(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
+    """The id: what `%%agent --agent`, `@name`, the task tool and stored messages select the agent by."""
+    display_name: str | None = None
+    """What listings show instead of the id (config `name`); the id still selects the agent."""
     description: str = ""
     mode: Mode = "all"
     """primary agents answer the person; subagents run in child sessions; all can do both."""
@@ -41,6 +44,11 @@ class AgentInfo(BaseModel):
     """Tool switches by name or wildcard; False keeps a tool from being offered at all."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Passed to the provider with every request of this agent (e.g. thinking budgets)."""
+
+    @property
+    def label(self) -> str:
+        """The name to show a person."""
+        return self.display_name or self.name
 
     @property
     def is_primary(self) -> bool:

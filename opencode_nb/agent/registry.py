@@ -43,6 +43,7 @@ class AgentRegistry:
         self.defaults = from_config(default_rules(data_dir, tmp_dir), key_prefix="<defaults>")
         self.global_rules = from_config(config.permission, source=source)
         self._agents: dict[str, AgentInfo] = {}
+        self._disabled: set[str] = set()
         for name, spec in builtins(data_dir, tmp_dir).items():
             self._agents[name] = AgentInfo(
                 name=name,
@@ -61,9 +62,12 @@ class AgentRegistry:
     def _configure(self, name: str, entry: AgentConfig) -> None:
         if entry.disable:
             self._agents.pop(name, None)
+            self._disabled.add(name)
             return
         base = self._agents.get(name) or AgentInfo(name=name, permission=merge(self.defaults, self.global_rules))
         changes: dict[str, Any] = {f: getattr(entry, f) for f in _PLAIN_FIELDS if getattr(entry, f) is not None}
+        if entry.name is not None:  # renames what listings show; the key under `agent:` still selects the agent
+            changes["display_name"] = entry.name
         source, _ = self._where("agent", name, "permission")
         legacy = Ruleset(
             Rule(permission="edit" if tool in EDIT_TOOLS else tool, pattern="*", action="allow" if on else "deny")
@@ -77,19 +81,12 @@ class AgentRegistry:
         self._agents[name] = AgentInfo.model_validate({**base.model_dump(), **changes})
 
     def _choose_default(self, wanted: str | None) -> AgentInfo:
-        if wanted:
-            agent = self._agents.get(wanted)
-            problem = (
-                "is not defined" if agent is None
-                else "is a subagent" if agent.mode == "subagent"
-                else "is hidden" if agent.hidden
-                else None
-            )
-            if problem is None and agent is not None:
-                return agent
-            source, line = self._where("default_agent")
-            place = f"{source}:{line}" if source and line else source or "config"
-            self.warnings.append(f"{place}: default_agent {wanted!r} {problem}; using the build agent instead")
+        """The agent named by `default_agent`, else build, else the first visible primary agent.
+
+        Raises:
+            ConfigError: `default_agent` names an agent that does not exist, is a subagent or is hidden (at the
+                file and line it was written), or no visible primary agent is left at all.
+        """
         usable = [a for a in self._agents.values() if a.mode != "subagent" and not a.hidden]
         if not usable:
             raise ConfigError(
@@ -98,6 +95,20 @@ class AgentRegistry:
                 hint="no usable primary agent is left (every primary agent is disabled, hidden or a subagent); "
                 "re-enable build or define an agent with `mode: primary`",
             )
+        if wanted:
+            agent = self._agents.get(wanted)
+            if agent is not None and agent.mode != "subagent" and not agent.hidden:
+                return agent
+            problem = (
+                "is disabled" if wanted in self._disabled
+                else "is not defined" if agent is None
+                else "is a subagent" if agent.mode == "subagent"
+                else "is hidden"
+            )
+            choices = " or ".join(a.name for a in sorted(usable, key=lambda a: (a.name != "build", a.name))[:2])
+            source, line = self._where("default_agent")
+            raise ConfigError(source, line=line, key="default_agent",
+                              hint=f"{wanted!r} {problem}; name a primary agent such as {choices}, or remove the key")
         return self._agents["build"] if "build" in self._agents and self._agents["build"] in usable else usable[0]
 
     # ------------------------------------------------------------------------------------------ queries
@@ -117,10 +128,14 @@ class AgentRegistry:
         return name in self._agents
 
     def list(self, *, include_hidden: bool = False) -> list[AgentInfo]:
-        """Primary agents first (the default leading), then agents of any mode, then subagents; by name."""
+        """Primary agents first (the default leading), then agents of any mode, then subagents; by name.
+
+        Menus and listings show what a person can pick, so hidden agents (compaction, title, summary) are left
+        out unless `include_hidden` asks for them; they then come last, after everything that can be picked.
+        """
         rank = {"primary": 0, "all": 1, "subagent": 2}
         agents = [a for a in self._agents.values() if include_hidden or not a.hidden]
-        return sorted(agents, key=lambda a: (rank[a.mode], a.name != self._default.name, a.name))
+        return sorted(agents, key=lambda a: (a.hidden, rank[a.mode], a.name != self._default.name, a.name))
 
     def subagents(self, caller: AgentInfo | None = None) -> list[AgentInfo]:
         """Agents a task may run: subagent or all, not hidden, and not denied by the caller's `task` rules."""

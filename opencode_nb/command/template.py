@@ -1,8 +1,9 @@
 """Filling a command's template with the arguments typed after it.
 
 - `$ARGUMENTS` becomes the whole argument string, exactly as typed.
-- `$1`, `$2`, … become positional arguments, split shell-style (quoted strings stay whole); the
-  highest-numbered placeholder takes all the remaining arguments; missing ones become empty.
+- `$1`, `$2`, … become positional arguments, split shell-style (quoted strings stay whole, and so does
+  `[Image 1]`, the placeholder a pasted image leaves in the text); the highest-numbered placeholder takes
+  all the remaining arguments; missing ones become empty.
 - A template with no placeholder gets non-empty arguments appended after a blank line.
 
 Shell substitutions (`` !`cmd` ``) and `@file` references need permissions and files, so they are
@@ -15,13 +16,29 @@ import re
 import shlex
 
 POSITIONAL = re.compile(r"\$(\d+)")
+IMAGE = re.compile(r"\[Image\s+\d+\]")
+"""What a pasted image leaves in the typed text: one argument, though it holds a space."""
+_STAND_IN = re.compile("\x00(\\d+)\x00")
 
 
 def split_arguments(arguments: str) -> list[str]:
+    """Shell-style words; an image placeholder stays one word, alone or inside a quoted string."""
+    images: list[str] = []
+
+    def stand_in(match: re.Match[str]) -> str:  # a word without spaces for the split; put back as typed after it
+        images.append(match.group(0))
+        return f"\x00{len(images) - 1}\x00"
+
+    def put_back(match: re.Match[str]) -> str:
+        n = int(match.group(1))
+        return images[n] if n < len(images) else match.group(0)
+
+    protected = IMAGE.sub(stand_in, arguments)
     try:
-        return shlex.split(arguments)
+        words = shlex.split(protected)
     except ValueError:  # an unbalanced quote: take the words as they are
-        return arguments.split()
+        words = protected.split()
+    return [_STAND_IN.sub(put_back, word) for word in words] if images else words
 
 
 def render_template(template: str, arguments: str) -> str:

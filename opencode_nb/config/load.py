@@ -33,7 +33,7 @@ from .merge import merge, plain, substitute
 from .parse import read_config_file, read_definition
 from .paths import discover, expand_home, global_config_dir, project_root, resolve_instructions
 from .schema import AgentConfig, CommandConfig, Config
-from .validate import check_permissions, drop_unknown, validate
+from .validate import check_actions, drop_unknown, validate
 
 CONFIG_ENV = "OPENCODE_NB_CONFIG"
 """Names one more config file, read after the project's files."""
@@ -115,7 +115,7 @@ def load_config(
             merge(merged, layer, origins)
     finally:
         _warn(notes)
-    check_permissions(merged, origins)
+    check_actions(merged, origins)
     config = validate(merged, origins)
     base_dirs = {layer.source: layer.base_dir for layer in layers if layer.base_dir is not None}
     instruction_files, missing = _instruction_files(config, origins, base_dirs, root, env)

@@ -119,9 +119,10 @@ def _record(value: Any, path: KeyPath, layer: Layer, origins: Origins) -> None:
 
 
 def plain(value: Any) -> Any:
-    """A mapping given in Python, as plain data: models dumped (set fields only), keys as strings."""
+    """A mapping given in Python, as plain data: models dumped (set fields only, as a file would spell
+    them), keys as strings."""
     if isinstance(value, BaseModel):
-        return plain(value.model_dump(exclude_unset=True))
+        return plain(value.model_dump(exclude_unset=True, by_alias=True))
     if isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

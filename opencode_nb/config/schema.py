@@ -7,11 +7,14 @@ from. Key order inside `permission` mappings is meaningful (last match wins), an
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from ..permission.rules import Action
+Action = Literal["allow", "ask", "deny"]
+"""What a permission rule does. Defined here, below the permission engine, so that reading a config file
+never needs the engine; `permission.rules` takes it from here."""
+ACTIONS: tuple[Action, ...] = get_args(Action)
 
 ModelId = Annotated[str, StringConstraints(pattern=r"^[^/\s]+/.+$")]
 """`provider/model`, e.g. `anthropic/claude-sonnet-4-5`; the loader's message for a mismatch says so."""
@@ -59,6 +62,8 @@ class ProviderConfig(Section):
 
 
 class AgentConfig(Section):
+    name: str | None = None
+    """The name listings show; the key under `agent:` stays the name that selects the agent."""
     mode: Literal["primary", "subagent", "all"] | None = None
     description: str | None = None
     prompt: str | None = None
@@ -66,12 +71,20 @@ class AgentConfig(Section):
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, ge=0, le=1)
     steps: int | None = Field(None, gt=0)
+    max_steps: int | None = Field(None, gt=0, alias="maxSteps")
+    """The older spelling of `steps`, still read so existing files keep working; `steps` wins when both are set."""
     permission: PermissionConfig | None = None
     tools: dict[str, bool] | None = None
     hidden: bool | None = None
     disable: bool | None = None
     color: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _read_legacy_steps(self) -> Self:
+        if self.steps is None and self.max_steps is not None:
+            self.steps = self.max_steps
+        return self
 
 
 class CommandConfig(Section):

@@ -14,9 +14,8 @@ from typing import Any, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
-from ..permission.rules import ACTIONS
 from .layer import KeyPath, Layer, Origins, dotted
-from .schema import Config
+from .schema import ACTIONS, Config
 
 MODEL_HINT = "use provider/model, e.g. anthropic/claude-sonnet-4-5"
 
@@ -31,16 +30,16 @@ def drop_unknown(layer: Layer) -> list[str]:
 
 def _drop(node: dict[str, Any], model: type[BaseModel], path: KeyPath, layer: Layer) -> list[str]:
     notes: list[str] = []
-    fields = model.model_fields
+    fields = _written_keys(model)
     for key in list(node):
         here = (*path, key)
         if key not in fields:
             notes.append(f"{layer.at(here)}: unknown key {dotted(here)}{_guess(key, list(fields))}; it is ignored")
             del node[key]
             continue
-        section = _section(model, key)
+        section = _section(model, fields[key])
         value = node[key]
-        if section is not None and value is None and fields[key].default_factory is not None:
+        if section is not None and value is None and model.model_fields[fields[key]].default_factory is not None:
             node[key] = value = {}  # `agent:` written with nothing under it yet
         if section is None or not isinstance(value, dict):
             continue
@@ -54,6 +53,11 @@ def _drop(node: dict[str, Any], model: type[BaseModel], path: KeyPath, layer: La
             if isinstance(entry, dict):
                 notes += _drop(entry, submodel, (*here, name), layer)
     return notes
+
+
+def _written_keys(model: type[BaseModel]) -> dict[str, str]:
+    """The keys a file may write for `model`, each with its field: the alias where a field has one (`maxSteps`)."""
+    return {info.alias or name: name for name, info in model.model_fields.items()}
 
 
 def _guess(key: str, known: list[str]) -> str:
@@ -80,7 +84,7 @@ def _section(model: type[BaseModel], key: str) -> tuple[type[BaseModel], bool] |
     return None
 
 
-def check_permissions(merged: dict[str, Any], origins: Origins) -> None:
+def check_actions(merged: dict[str, Any], origins: Origins) -> None:
     """Every action in `permission` and `agent.<name>.permission` is allow, ask or deny.
 
     Raises:

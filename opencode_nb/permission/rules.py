@@ -11,17 +11,15 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
-from typing import Annotated, Any, Literal, Self, SupportsIndex, get_args
+from typing import Annotated, Any, Self, SupportsIndex
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
+from ..config.schema import ACTIONS, Action
 from ..errors import ConfigError
 from .wildcard import compile_pattern, pattern_source, wildcard_match
 
 Matcher = Callable[[str], re.Match[str] | None]
-
-Action = Literal["allow", "ask", "deny"]
-ACTIONS: tuple[Action, ...] = get_args(Action)
 
 EDIT_TOOLS = frozenset({"edit", "write", "patch", "multiedit"})
 """Tools that all change files and are therefore governed by the one `edit` permission."""

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from opencode_nb.agent import AgentRegistry
-from opencode_nb.config import AgentConfig, Config
+from opencode_nb.config import AgentConfig, Config, load_config
 from opencode_nb.errors import ConfigError, NotFoundError
 from opencode_nb.permission import disabled, evaluate
 
@@ -107,6 +107,11 @@ def test_hidden_agents_deny_everything_and_are_not_listed(agents):
     assert agents.get("title").temperature == 0.5
 
 
+def test_hidden_agents_are_listed_on_request_after_every_agent_a_person_can_pick(agents):
+    assert [a.name for a in agents.list(include_hidden=True)] == [
+        *(a.name for a in agents.list()), "compaction", "summary", "title"]
+
+
 def test_every_builtin_has_its_own_prompt(agents):
     prompts = [a.prompt for a in agents.list(include_hidden=True)]
     assert all(p and len(p) > 80 for p in prompts)
@@ -121,6 +126,20 @@ def test_config_overrides_a_builtin_field_by_field():
     build = registry({"agent": {"build": {"model": "openai/gpt-5", "temperature": 0.1, "steps": 30}}}).get("build")
     assert (build.model, build.temperature, build.steps) == ("openai/gpt-5", 0.1, 30)
     assert build.native and build.description.startswith("The default agent")
+
+
+def test_max_steps_in_config_sets_the_step_limit():
+    agents = registry({"agent": {"build": {"maxSteps": 12}, "plan": {"maxSteps": 4, "steps": 9}}})
+    assert (agents.get("build").steps, agents.get("plan").steps) == (12, 9)
+
+
+def test_name_in_config_renames_what_is_shown_while_the_key_still_selects_the_agent():
+    agents = registry({"agent": {"build": {"name": "Builder"}, "sql": {"name": "SQL analyst", "mode": "subagent"}}})
+    build = agents.get("build")
+    assert (build.name, build.label, build.native) == ("build", "Builder", True)
+    assert agents.get("sql").label == "SQL analyst" and "sql" in [a.name for a in agents.subagents()]
+    assert agents.get("plan").label == "plan"
+    assert registry({"default_agent": "build", "agent": {"build": {"name": "Builder"}}}).default.name == "build"
 
 
 def test_config_permissions_are_appended_not_substituted():
@@ -167,10 +186,36 @@ def test_default_agent_chooses_the_default_when_it_is_a_usable_primary():
 
 @pytest.mark.parametrize(("name", "problem"), [("explore", "is a subagent"), ("ghost", "is not defined"),
                                                ("title", "is hidden")])
-def test_an_unusable_default_agent_falls_back_to_build_with_a_warning(name, problem):
-    agents = registry({"default_agent": name})
-    assert agents.default.name == "build"
-    assert agents.warnings == [f"config: default_agent {name!r} {problem}; using the build agent instead"]
+def test_a_default_agent_that_cannot_answer_the_person_is_an_error(name, problem):
+    with pytest.raises(ConfigError) as err:
+        registry({"default_agent": name})
+    assert str(err.value) == (f"config default_agent: {name!r} {problem}; name a primary agent such as build or plan, "
+                              "or remove the key")
+
+
+def test_a_default_agent_that_config_disabled_is_an_error_saying_so():
+    with pytest.raises(ConfigError, match=r"default_agent: 'plan' is disabled; name a primary agent such as build,"):
+        registry({"default_agent": "plan", "agent": {"plan": {"disable": True}}})
+
+
+@pytest.mark.parametrize(("file", "text"), [
+    ("opencode.yaml", "model: scripted/demo\ndefault_agent: explore\n"),
+    ("opencode.json", '{\n  "default_agent": "explore",\n  "model": "scripted/demo"\n}\n'),
+])
+def test_a_wrong_default_agent_is_reported_at_the_file_and_line_that_names_it(tmp_path, file, text):
+    (tmp_path / ".git").mkdir()
+    path = tmp_path / file
+    path.write_text(text)
+    loaded = load_config(tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path)})
+    with pytest.raises(ConfigError) as err:
+        AgentRegistry(loaded.config, loaded.agents, data_dir=DATA, tmp_dir=TMP, where=loaded.where)
+    assert (err.value.path, err.value.line, err.value.key) == (str(path), 2, "default_agent")
+    assert str(err.value).startswith(f"{path}:2 default_agent: 'explore' is a subagent; name a primary agent")
+
+
+def test_a_config_agent_in_primary_mode_may_be_the_default():
+    agents = registry({"default_agent": "analyst", "agent": {"analyst": {"mode": "primary", "prompt": "Analyse."}}})
+    assert agents.default.name == "analyst"
 
 
 def test_without_build_the_first_visible_primary_is_the_default():

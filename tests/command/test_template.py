@@ -12,6 +12,14 @@ def test_positionals_split_shell_style_and_quoted_strings_stay_whole():
     assert render_template("Move $1 to $2.", '"my notebook.ipynb" archive/') == "Move my notebook.ipynb to archive/."
 
 
+def test_a_pasted_image_placeholder_is_one_argument():
+    assert render_template("Compare $1 with $2 and $3", "[Image 1] [Image 2] closely") == (
+        "Compare [Image 1] with [Image 2] and closely")
+    assert render_template("Describe $1. Focus: $2", '"the chart in [Image 1]" axes') == (
+        "Describe the chart in [Image 1]. Focus: axes")
+    assert render_template("$1|$2", "[Image  12] x") == "[Image  12]|x"
+
+
 def test_the_highest_numbered_placeholder_takes_the_rest():
     assert render_template("Fix $1: $2", "bug the mean is wrong") == "Fix bug: the mean is wrong"
 

@@ -68,6 +68,11 @@ def test_overrides_may_hold_config_models_and_merge_into_file_agents(project):
     assert loaded.where("agent", "r", "steps") == ("<workspace config>", None)
 
 
+def test_a_config_model_using_the_older_max_steps_spelling_merges_without_warnings(project):
+    loaded = project.load({"agent": {"r": AgentConfig(maxSteps=6)}})
+    assert loaded.warnings == [] and loaded.agents["r"].steps == 6
+
+
 def test_an_error_in_the_overrides_names_the_workspace_config(project):
     with pytest.raises(ConfigError, match=r"^<workspace config> agent\.x\.steps: 0 must be greater than 0$"):
         project.load({"agent": {"x": {"steps": 0}}})

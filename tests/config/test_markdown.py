@@ -13,6 +13,13 @@ def test_a_markdown_agent_takes_its_fields_from_frontmatter_and_its_prompt_from_
     assert agent.prompt == "You review code.\n\nBe brief."
 
 
+def test_a_markdown_agent_may_give_a_display_name_and_the_older_max_steps(project):
+    project.write("repo/.opencode/agent/sql.md", "---\nname: SQL reviewer\nmaxSteps: 8\n---\nReview SQL.\n")
+    loaded = project.load()
+    assert loaded.warnings == []
+    assert (loaded.agents["sql"].name, loaded.agents["sql"].steps) == ("SQL reviewer", 8)
+
+
 @pytest.mark.parametrize("folder", ["agent", "agents"])
 def test_nested_agent_files_are_named_by_their_path(project, folder):
     project.write(f"repo/.opencode/{folder}/team/sql.md", "---\nmodel: openai/gpt-5\n---\nWrite SQL.\n")

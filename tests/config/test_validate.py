@@ -14,7 +14,8 @@ UNKNOWN_KEYS = [
     ("modle: a/b\n", 1, "modle (did you mean model?)"),
     ("provider:\n  openai:\n    baseurl: http://x\n", 3, "provider.openai.baseurl (did you mean base_url?)"),
     ("agent:\n  build:\n    temprature: 0.3\n", 3, "agent.build.temprature (did you mean temperature?)"),
-    ("agent:\n  build:\n    maxSteps: 3\n", 3, "agent.build.maxSteps (did you mean steps?)"),
+    ("agent:\n  build:\n    stpes: 3\n", 3, "agent.build.stpes (did you mean steps?)"),
+    ("agent:\n  build:\n    max_steps: 3\n", 3, "agent.build.max_steps (did you mean maxSteps?)"),
     ("command:\n  t:\n    template: x\n    subtaks: true\n", 4, "command.t.subtaks (did you mean subtask?)"),
     ("compaction:\n  Auto: false\n", 2, "compaction.Auto (did you mean auto?)"),
     ("provider:\n  p:\n    models:\n      m:\n        contxt: 9\n", 5,
@@ -55,6 +56,25 @@ def test_the_same_unknown_key_in_two_files_warns_for_each(project):
 def test_an_unknown_key_in_the_overrides_names_the_workspace_config(project):
     with pytest.warns(ConfigWarning, match=r"^<workspace config>: unknown key modle \(did you mean model\?\)"):
         project.load({"modle": "x"})
+
+
+def test_max_steps_is_read_as_the_older_spelling_of_steps(project):
+    project.write("repo/opencode.yaml", "agent:\n  build:\n    maxSteps: 12\n  plan:\n    maxSteps: 4\n    steps: 9\n")
+    loaded = project.load()
+    assert loaded.warnings == []
+    assert (loaded.agents["build"].steps, loaded.agents["plan"].steps) == (12, 9)
+
+
+def test_steps_written_in_one_file_beats_max_steps_written_in_a_nearer_one(project):
+    project.write("repo/opencode.yaml", "agent:\n  build:\n    steps: 5\n")
+    project.write("repo/analysis/q3/opencode.yaml", "agent:\n  build:\n    maxSteps: 50\n")
+    assert project.load().agents["build"].steps == 5
+
+
+def test_an_invalid_max_steps_names_its_file_line_and_spelling(project):
+    path = project.write("repo/opencode.yaml", "agent:\n  build:\n    maxSteps: 0\n")
+    with pytest.raises(ConfigError, match=rf"^{path}:3 agent.build.maxSteps: 0 must be greater than 0$"):
+        project.load()
 
 
 def test_sections_written_with_nothing_under_them_are_empty(project):

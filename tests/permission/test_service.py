@@ -6,6 +6,7 @@ import pytest
 from opencode_nb.bus import Bus
 from opencode_nb.errors import CorrectedError, DeniedError, NotFoundError, PolicyRefusedError, RejectedError
 from opencode_nb.permission import Grant, PermissionService, Rule, ToolRef, from_config
+from opencode_nb.tool.support.shell import command_patterns
 
 ASK_BASH = from_config({"*": "allow", "bash": "ask"})
 
@@ -73,6 +74,17 @@ async def test_a_deny_on_any_pattern_refuses_even_when_another_would_ask():
         await svc.ask("a", "build", "bash", ["ls", "rm -rf x", "make"], ruleset=rules)
     assert err.value.rules == [r for r in rules if r.permission in ("*", "bash")]
     assert '"rm *"' in str(err.value)
+    assert events == [] and svc.pending() == []
+
+
+@pytest.mark.parametrize("command", ["FOO=1 rm x", "rm x > log", "FOO=1 rm -rf x 2>&1 >> log"])
+async def test_a_denied_shell_command_stays_denied_behind_assignments_and_redirections(command):
+    svc, events = service()
+    rules = from_config({"bash": {"*": "allow", "rm *": "deny"}})
+    patterns, always = command_patterns(command)
+    with pytest.raises(DeniedError):
+        await svc.ask("a", "build", "bash", patterns, always=always, ruleset=rules)
+    await svc.ask("a", "build", "bash", *command_patterns("FOO=1 make test > log"), ruleset=rules)
     assert events == [] and svc.pending() == []
 
 

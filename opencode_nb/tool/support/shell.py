@@ -7,9 +7,13 @@ allowance for `ls`. Commands run through a wrapper (`sudo`, `env`, `time`, `nohu
 bash grammar, not regular expressions. A line that does not parse cleanly, or that runs text only known when
 it runs (`eval "$CMD"`), is flagged: the caller then asks a person whatever the rules say.
 
-A command's pattern is its name and arguments as written, without redirections and without leading
-`VAR=value` assignments. For "always" a person approves a prefix rather than one exact line:
-`git checkout main` offers `git checkout *`. How many words make that prefix is the command's arity.
+A command's pattern is the command as written, with its leading `VAR=value` assignments and its redirections
+(`FOO=1 npm test`, `echo hi > out.txt`), whitespace between words made single: a person approving it sees
+what will run, and a rule may name a redirection. Where that text differs from the command's bare words, the
+words are a second pattern (`npm test`, `echo hi`), so a rule about the command (`rm *: deny`) still holds
+however it is dressed: the caller checks every pattern, and a deny on any one refuses the line.
+For "always" a person approves a prefix of the words rather than one exact line: `git checkout main` offers
+`git checkout *`. How many words make that prefix is the command's arity.
 `cd` and its kin are not checked (they change nothing by themselves), but where they lead is: paths named by
 file commands and redirections are resolved, following `cd`s, so the caller can ask before leaving the
 workspace.
@@ -60,9 +64,17 @@ WRAPPER_OPTIONS: dict[str, frozenset[str]] = {
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 """`<shell> -c 'text'` runs `text`: it is parsed and checked like the line itself."""
 
-_SKIPPED = frozenset({"variable_assignment", "file_redirect", "heredoc_redirect", "herestring_redirect",
-                      "comment"})
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_SKIPPED = _REDIRECTS | {"variable_assignment", "comment"}
+"""Parts of a command that are not its words."""
 _LITERAL = frozenset({"word", "number", "command_name"})
+_SPACED = frozenset({"command", "file_redirect", "herestring_redirect", "heredoc_redirect"})
+"""Nodes whose pattern text is rebuilt from their parts, one space wherever the line had any whitespace."""
+_HEREDOC_HEAD = frozenset({"<<", "<<-", "heredoc_start", "file_redirect", "herestring_redirect"})
+"""What of a here-document belongs to its command's pattern: the operator, the marker and any redirection
+on that line. The document's body is data, and commands written after the marker are commands of their own."""
+_LEADS_TO_COMMAND = frozenset({"list", "pipeline", "negated_command"})
+"""Statements whose redirections bind to their last command: `a && b > f`, `a | b > f`, `! b > f`."""
 
 
 @dataclass
@@ -74,6 +86,9 @@ class SimpleCommand:
     values: list[str | None]
     """The same words unquoted; None where the value is only known when the line runs (`$x`, `$(...)`)."""
 
+    text: str | None = None
+    """The command as written with its assignments and redirections, when it has any."""
+
     @property
     def name(self) -> str:
         return os.path.basename(self.values[0] or self.words[0])
@@ -82,7 +97,8 @@ class SimpleCommand:
 @dataclass
 class ParsedCommand:
     patterns: list[str] = field(default_factory=list)
-    """What the `bash` permission is checked against, one per simple command, in order, no repeats."""
+    """What the `bash` permission is checked against, in order, no repeats: each simple command as written, and
+    its bare words too when assignments or redirections make the two differ."""
     always: list[str] = field(default_factory=list)
     """The prefixes an "always" reply grants (`git checkout *`)."""
     commands: list[SimpleCommand] = field(default_factory=list)
@@ -113,7 +129,10 @@ def parse_command(command: str) -> ParsedCommand:
 
 
 def command_patterns(command: str) -> tuple[list[str], list[str]]:
-    """The patterns a shell line is checked against, one per simple command, and the "always" prefixes.
+    """The patterns a shell line is checked against, and the "always" prefixes.
+
+    Each simple command gives its text as written (`FOO=1 rm x > log`) and, when that differs, its bare words
+    (`rm x`); a deny on any pattern refuses the line.
 
     A line that does not parse gives the whole line as its only certain pattern (followed by whatever could
     be recognised in it) and no "always" prefixes.
@@ -127,46 +146,88 @@ def _parse_into(command: str, result: ParsedCommand, depth: int) -> None:
     tree = _parser().parse(source)
     if tree.root_node.has_error:
         _distrust(result, "the command could not be parsed")
+    redirected: dict[int, Any] = {}  # command node id → the statement whose redirections apply to it
     stack = [tree.root_node]
     while stack:  # pre-order: commands in the order they appear, outer ones before those nested inside
         node = stack.pop()
         if node.type == "command":
-            _command(node, source, result, depth)
+            _command(node, source, result, depth, redirected.get(node.id))
         elif node.type == "file_redirect":
             _redirect(node, source, result)
+        elif node.type == "redirected_statement" and (bound := _redirected_command(node)) is not None:
+            redirected[bound.id] = node
         stack.extend(reversed(node.children))
 
 
-def _command(node: Any, source: bytes, result: ParsedCommand, depth: int) -> None:
+def _redirected_command(statement: Any) -> Any | None:
+    """The simple command a statement's redirections apply to: in `a && b > f` and `a | b > f` that is `b`."""
+    body = statement.child_by_field_name("body")
+    while body is not None and body.type in _LEADS_TO_COMMAND and body.named_children:
+        body = body.named_children[-1]
+    return body if body is not None and body.type == "command" else None
+
+
+def _command(node: Any, source: bytes, result: ParsedCommand, depth: int, statement: Any | None) -> None:
+    redirects = [c for c in statement.children if c.type in _REDIRECTS] if statement is not None else []
     words: list[str] = []
     values: list[str | None] = []
-    for child in node.children:
+    for child in [*node.children, *redirects]:
+        if child.type == "file_redirect":
+            # `rm > log -rf x` is `rm -rf x > log`: words after a redirection's target are the command's.
+            for word in _redirect_targets(child)[1:]:
+                words.append(_text(source, word))
+                values.append(_value(word, source))
         if child.type in _SKIPPED:
             continue
         words.append(_text(source, child))
         values.append(_value(child, source))
-    if words:
-        _add(SimpleCommand(words, values), result, depth)
+    if not words:
+        return
+    text = _spaced(node, source)
+    end = node.end_byte
+    for redirect in redirects:
+        text += (" " if redirect.start_byte > end else "") + _spaced(redirect, source)
+        end = redirect.end_byte
+    _add(SimpleCommand(words, values, text if text != " ".join(words) else None), result, depth)
+
+
+def _spaced(node: Any, source: bytes) -> str:
+    """The node's text with each run of whitespace between its parts, line continuations included, made one space."""
+    if node.type not in _SPACED:
+        return _text(source, node)
+    parts = [c for c in node.children if node.type != "heredoc_redirect" or c.type in _HEREDOC_HEAD]
+    out = ""
+    end = None
+    for child in parts:
+        if end is not None and child.start_byte > end:
+            out += " "
+        out += _spaced(child, source)
+        end = child.end_byte
+    return out
+
+
+def _redirect_targets(node: Any) -> list[Any]:
+    return [c for c in node.children if c.is_named and c.type != "file_descriptor"]
 
 
 def _redirect(node: Any, source: bytes, result: ParsedCommand) -> None:
     operator = next((c for c in node.children if not c.is_named), None)
     duplicates = operator is not None and "&" in _text(source, operator)
-    for child in node.children:
-        if child.is_named and child.type != "file_descriptor":
-            value = _value(child, source)
-            if duplicates and (value is None or value.isdigit() or value == "-"):
-                continue  # `2>&1`, `>&2`, `>&-`: a file descriptor, not a file
-            result.redirects.append((len(result.commands), value))
+    # Words after the target (`> log -rf x`) are the command's arguments, but an argument may name a file too.
+    for child in _redirect_targets(node):
+        value = _value(child, source)
+        if duplicates and (value is None or value.isdigit() or value == "-"):
+            continue  # `2>&1`, `>&2`, `>&-`: a file descriptor, not a file
+        result.redirects.append((len(result.commands), value))
 
 
 def _add(cmd: SimpleCommand, result: ParsedCommand, depth: int) -> None:
     while True:
         result.commands.append(cmd)
         if cmd.name not in CWD_COMMANDS:
-            pattern = " ".join(cmd.words)
-            if pattern not in result.patterns:
-                result.patterns.append(pattern)
+            for pattern in (cmd.text, " ".join(cmd.words)):
+                if pattern is not None and pattern not in result.patterns:
+                    result.patterns.append(pattern)
             prefix = always_prefix(cmd.words, cmd.values)
             if prefix not in result.always:
                 result.always.append(prefix)

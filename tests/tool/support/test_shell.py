@@ -21,15 +21,11 @@ from opencode_nb.tool.support.shell import outside_paths, parse_command
     ("echo `date`", ["echo `date`", "date"], ["echo *", "date *"]),
     ("diff <(ls a) <(ls b)", ["diff <(ls a) <(ls b)", "ls a", "ls b"], ["diff *", "ls *"]),
     ("(cd x && rm y)", ["rm y"], ["rm *"]),
-    ("echo hi > out.txt", ["echo hi"], ["echo *"]),
-    ("echo hi >> out.txt 2>&1 < in.txt", ["echo hi"], ["echo *"]),
-    ("FOO=1 make test", ["make test"], ["make test *"]),
-    ("FOO=1 BAR='a b' make test", ["make test"], ["make test *"]),
-    ("env FOO=1 python x.py", ["env FOO=1 python x.py", "python x.py"], ["env *", "python *"]),
+    ("env FOO=1 python x.py", ["env FOO=1 python x.py", "python x.py"], ["env *", "python x.py *"]),
     ("sudo rm -rf /", ["sudo rm -rf /", "rm -rf /"], ["sudo *", "rm *"]),
     ("sudo -u postgres psql", ["sudo -u postgres psql", "psql"], ["sudo *", "psql *"]),
     ("time make test", ["time make test", "make test"], ["time *", "make test *"]),
-    ("nohup python serve.py", ["nohup python serve.py", "python serve.py"], ["nohup *", "python *"]),
+    ("nohup python serve.py", ["nohup python serve.py", "python serve.py"], ["nohup *", "python serve.py *"]),
     ("find . -name '*.pyc' | xargs -n1 rm -f", ["find . -name '*.pyc'", "xargs -n1 rm -f", "rm -f"],
      ["find *", "xargs *", "rm *"]),
     ("timeout 5 curl example.com", ["timeout 5 curl example.com", "curl example.com"], ["timeout *", "curl *"]),
@@ -56,11 +52,27 @@ def test_each_simple_command_is_checked_on_its_own(command, patterns, always):
     ("uv run pytest", "uv run pytest *"),
     ("python -m pytest -q", "python -m pytest *"),
     ("python -m pip install x", "python -m pip install *"),
-    ("python script.py", "python *"),
+    ("python script.py", "python script.py *"),
+    ("python -c print(1)", "python -c *"),
+    ("python3 -c print(1)", "python3 -c *"),
+    ("node -e console.log(1)", "node -e *"),
+    ("Rscript -e 1", "Rscript -e *"),
     ("docker compose up -d", "docker compose up *"),
     ("docker run -it ubuntu", "docker run *"),
-    ("kubectl get pods", "kubectl get pods *"),
+    ("kubectl get pods", "kubectl get *"),
+    ("kubectl get svc -n prod", "kubectl get *"),
+    ("kubectl describe pod api-7f", "kubectl describe *"),
+    ("kubectl logs -f api-7f", "kubectl logs *"),
+    ("kubectl delete pod api-7f", "kubectl delete *"),
     ("kubectl apply -f x.yaml", "kubectl apply *"),
+    ("kubectl rollout restart deploy/api", "kubectl rollout restart *"),
+    ("npx prettier --write .", "npx *"),
+    ("npx -y create-vite app", "npx *"),
+    ("bunx vite", "bunx *"),
+    ("uvx ruff check", "uvx *"),
+    ("pipx run black .", "pipx run *"),
+    ("pnpm dlx create-next-app", "pnpm dlx *"),
+    ("npm exec vite", "npm exec *"),
     ("cargo build --release", "cargo build *"),
     ("go test ./...", "go test *"),
     ("go mod tidy", "go mod tidy *"),
@@ -74,6 +86,47 @@ def test_each_simple_command_is_checked_on_its_own(command, patterns, always):
 ])
 def test_the_always_prefix_keeps_the_words_that_name_the_action(words, prefix):
     assert always_prefix(words.split()) == prefix
+
+
+@pytest.mark.parametrize(("command", "patterns", "always"), [
+    ("echo test > output.txt", ["echo test > output.txt", "echo test"], ["echo *"]),
+    ("cat > /tmp/output.txt", ["cat > /tmp/output.txt", "cat"], ["cat *"]),
+    ("echo hi >> out.txt 2>&1 < in.txt", ["echo hi >> out.txt 2>&1 < in.txt", "echo hi"], ["echo *"]),
+    ("echo hi>out.txt", ["echo hi>out.txt", "echo hi"], ["echo *"]),
+    ("FOO=1 npm test", ["FOO=1 npm test", "npm test"], ["npm test *"]),
+    ("FOO=1 BAR='a b' make test", ["FOO=1 BAR='a b' make test", "make test"], ["make test *"]),
+    ("cat <<< 'hi'", ["cat <<< 'hi'", "cat"], ["cat *"]),
+    ("ls && rm x > log", ["ls", "rm x > log", "rm x"], ["ls *", "rm *"]),
+    ("grep x a | sort > out", ["grep x a", "sort > out", "sort"], ["grep *", "sort *"]),
+    ("rm  -rf \\\n  build   2>/dev/null", ["rm -rf build 2>/dev/null", "rm -rf build"], ["rm *"]),
+])
+def test_a_command_is_checked_as_written_with_its_assignments_and_redirections_and_as_its_bare_words(
+        command, patterns, always):
+    assert command_patterns(command) == (patterns, always)
+
+
+def test_a_here_document_adds_its_marker_but_not_its_body_to_the_pattern():
+    patterns, always = command_patterns("cat <<EOF > notes.txt\nhello $(whoami)\nEOF\n")
+    assert patterns == ["cat <<EOF > notes.txt", "cat", "whoami"] and always == ["cat *", "whoami *"]
+    assert command_patterns("cat <<EOF | grep x > out\nhi\nEOF\n")[0] == ["cat <<EOF", "cat", "grep x > out", "grep x"]
+
+
+def test_words_after_a_redirection_target_are_the_commands_arguments():
+    assert command_patterns("rm > /dev/null -rf build") == (["rm > /dev/null -rf build", "rm -rf build"], ["rm *"])
+
+
+@pytest.mark.parametrize("command", ["FOO=1 rm x", "rm x > log", "FOO=1 rm -rf x 2>&1 > log", "ls && rm x > log",
+                                     "rm > /dev/null x", "sudo rm x > log", "bash -c 'FOO=1 rm x'"])
+def test_a_deny_rule_on_the_command_holds_whatever_assignments_or_redirections_surround_it(command):
+    rules = from_config({"bash": {"*": "allow", "rm *": "deny"}})
+    patterns, _ = command_patterns(command)
+    assert "deny" in [evaluate("bash", p, rules).action for p in patterns]
+
+
+def test_a_rule_may_name_a_redirection():
+    rules = from_config({"bash": {"*": "allow", "* > /etc/*": "deny"}})
+    patterns, _ = command_patterns("echo x > /etc/hosts")
+    assert [evaluate("bash", p, rules).action for p in patterns] == ["deny", "allow"]
 
 
 def test_an_always_prefix_allows_what_it_promises_and_nothing_more():
