@@ -83,7 +83,7 @@ def format_agents(ws: Workspace, *, include_hidden: bool = False, rules: bool = 
     for agent in ws.agents.list(include_hidden=include_hidden):
         mark = "*" if agent.name == default else " "
         model = agent.model or "(default model)"
-        rows.append(f"{mark} {agent.name:<16} {agent.mode:<9} {model:<28} {agent.description or ''}".rstrip())
+        rows.append(f"{mark} {agent.listed_as:<16} {agent.mode:<9} {model:<28} {agent.description or ''}".rstrip())
         if rules:
             rows.extend(f"      {r.permission} {r.pattern!r} -> {r.action}" for r in agent.permission)
     return "\n".join(rows) + "\n\n* default agent"

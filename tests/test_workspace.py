@@ -41,11 +41,16 @@ def test_the_data_dir_comes_from_the_environment(tmp_path, env):
         assert ws.store_path.is_file()
 
 
-def test_warnings_from_config_and_agents_are_collected(tmp_path, env):
-    (tmp_path / "opencode.yaml").write_text("default_agent: explore\nmodle: x\n")
+def test_config_warnings_are_collected(tmp_path, env):
+    (tmp_path / "opencode.yaml").write_text("modle: x\n")
     with pytest.warns(ConfigWarning), Workspace(tmp_path, data_dir=tmp_path / "d", env=env) as ws:
         assert any("modle" in w for w in ws.warnings)
-        assert any("default_agent 'explore' is a subagent" in w for w in ws.warnings)
+
+
+def test_a_default_agent_that_cannot_be_the_default_is_a_config_error(tmp_path, env):
+    (tmp_path / "opencode.yaml").write_text("default_agent: explore\n")
+    with pytest.raises(ConfigError, match=r"opencode.yaml:1 default_agent: 'explore' is a subagent; name a primary"):
+        Workspace(tmp_path, data_dir=tmp_path / "d", env=env)
 
 
 def test_an_invalid_config_fails_before_anything_is_opened(tmp_path, env):

@@ -51,6 +51,11 @@ class AgentInfo(BaseModel):
         return self.display_name or self.name
 
     @property
+    def listed_as(self) -> str:
+        """How a listing names the agent: its display name, and the key that selects it when they differ."""
+        return self.name if self.label == self.name else f"{self.label} ({self.name})"
+
+    @property
     def is_primary(self) -> bool:
         return self.mode in ("primary", "all")
 

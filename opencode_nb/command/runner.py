@@ -50,7 +50,7 @@ class CommandRunner:
 
     def agents(self) -> str:
         default = self.deps.agents.default.name
-        return "\n".join(f"{'*' if a.name == default else ' '} {a.name:<15} {a.mode:<9} {a.description}"
+        return "\n".join(f"{'*' if a.name == default else ' '} {a.listed_as:<15} {a.mode:<9} {a.description}"
                          for a in self.deps.agents.list())
 
     async def run(self, session_id: str, name: str, arguments: str = "", *, agent: str | None = None,

@@ -89,30 +89,29 @@ async def demo(model: str | None = None, *, keep: bool = False, out: TextIO | No
 
     def policy(event: Any) -> None:
         request = event.request
-        transcript._print(f"  ? {request.agent} asks for {request.permission}: {', '.join(request.patterns)}"
+        transcript.note(f"  ? {request.agent} asks for {request.permission}: {', '.join(request.patterns)}"
                           " — the demo's policy answers: allow once")
         asyncio.get_running_loop().call_soon(ws.permissions.reply, request.id, "once")
 
     def answer(event: Any) -> None:
         request = event.request
         for question in request.questions:
-            transcript._print(f"  ? {request.agent} asks: {question.question} — the demo's policy answers: Yes")
+            transcript.note(f"  ? {request.agent} asks: {question.question} — the demo's policy answers: Yes")
         asyncio.get_running_loop().call_soon(ws.questions.reply, request.id, [["Yes"] for _ in request.questions])
 
     ws.bus.subscribe(PermissionAsked, policy)
     ws.bus.subscribe(QuestionAsked, answer)
     try:
         session = ws.sessions.create(str(project), title="")
-        transcript._print(f"opencode-nb demo — project copy in {project}")
-        transcript._print(f"model: {config['model']}\n")
-        final = await ws.prompt(session.id, DEMO_PROMPT)
+        transcript.note(f"opencode-nb demo — project copy in {project}")
+        transcript.note(f"model: {config['model']}\n")
+        result = await ws.prompt(session.id, DEMO_PROMPT)
         await ws.loop.titles.wait()
         session = ws.sessions.get(session.id)
-        tokens = sum(m.message.tokens.total for m in ws.sessions.messages(session.id)
-                     if m.message.role == "assistant")
-        transcript._print(f"session {session.id} “{session.title}”: {tokens:,} tokens, ${session.cost:.4f}")
-        if final is None or final.error is not None:
-            transcript._print(f"the run ended with an error: {final.error.message if final else 'no answer'}")
+        transcript.note(f"session {session.id} “{session.title}”: {result.tokens.total:,} tokens, "
+                        f"${result.cost:.4f}")
+        if result.message is None or result.error is not None:
+            transcript.note(f"the run ended with an error: {result.error.message if result.error else 'no answer'}")
             return 1
         return 0
     finally:
@@ -121,4 +120,4 @@ async def demo(model: str | None = None, *, keep: bool = False, out: TextIO | No
         if not keep:
             shutil.rmtree(workdir, ignore_errors=True)
         else:
-            transcript._print(f"kept: {workdir}")
+            transcript.note(f"kept: {workdir}")

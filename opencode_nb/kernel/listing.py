@@ -68,7 +68,7 @@ def sessions(ws: Workspace, *, notebook: str | None, current: str | None, everyt
 
 def agents(ws: Workspace) -> dict[str, str]:
     default = ws.agents.default.name
-    rows = [[("* " if a.name == default else "") + a.name, a.mode, a.model or "(default)", a.description or ""]
+    rows = [[("* " if a.name == default else "") + a.listed_as, a.mode, a.model or "(default)", a.description or ""]
             for a in ws.agents.list()]
     return table(["agent", "mode", "model", "description"], rows, caption="Agents (* default); use @name or --agent")
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .bridge import IPythonBridge
 from .presence import Presence
 from .settings import Agent
 
@@ -116,6 +117,7 @@ class NotebookAgent:
             ws.providers.register(BUILTIN_DEMO_PROVIDER, Scripted(respond=DemoModel()))
         ws.permissions.policy = self.presence.permission
         ws.questions.policy = self.presence.question
+        ws.kernel = IPythonBridge(self.shell, lambda: self.notebook_path)
         if self.presence.mode == "terminal":
             from .terminal import wire
 

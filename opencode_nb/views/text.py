@@ -50,6 +50,10 @@ class TextTranscript:
         for off in self._offs:
             off()
 
+    def note(self, text: str = "") -> None:
+        """A line of the caller's own between the session's lines (the demo's headers and answers)."""
+        self._print(text)
+
     def _print(self, text: str = "", session_id: str | None = None) -> None:
         indent = INDENT * self._depth.get(session_id or "", 0)
         text = "\n".join(indent + line if line else line for line in text.split("\n"))

@@ -230,3 +230,13 @@ def test_a_config_leaving_no_usable_primary_agent_is_an_error():
 def test_agents_from_a_separate_mapping_take_the_place_of_config_agents():
     agents = AgentRegistry(Config(), {"sql": AgentConfig(mode="subagent", prompt="SQL")}, data_dir=DATA)
     assert agents.get("sql").mode == "subagent"
+
+
+def test_a_display_name_shows_in_listings_beside_the_key_that_selects_the_agent(tmp_path):
+    from opencode_nb.config.schema import Config
+
+    config = Config.model_validate({"agent": {"review": {"mode": "subagent", "name": "Reviewer",
+                                                          "description": "Reviews diffs"}}})
+    agents = AgentRegistry(config, config.agent, data_dir=tmp_path, tmp_dir=tmp_path)
+    assert agents.get("review").listed_as == "Reviewer (review)"
+    assert agents.get("build").listed_as == "build"

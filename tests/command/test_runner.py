@@ -53,6 +53,21 @@ async def test_shell_substitutions_run_under_the_bash_rules(make):
     assert sent.startswith("Files: check_stats.py\nstats.py")
 
 
+async def test_a_shell_substitution_past_its_timeout_is_stopped_with_all_it_started(make, monkeypatch):
+    import asyncio
+
+    from opencode_nb.command import runner
+    from opencode_nb.errors import ToolError
+
+    monkeypatch.setattr(runner, "SHELL_TIMEOUT_S", 0.3)
+    h = make({"command": {"slow": {"template": "!`(sleep 1; touch late.txt) & sleep 30`"}}})
+    with pytest.raises(ToolError, match="did not finish within 0.3 s"):
+        await asyncio.wait_for(h.ws.command(h.session.id, "slow"), 10)
+    await asyncio.sleep(1.5)
+    assert not (h.root / "late.txt").exists()  # the background job went down with the group, not only the shell
+    assert h.model.requests == []
+
+
 async def test_a_shell_substitution_the_rules_deny_is_refused(make):
     h = make({"permission": {"bash": {"ls *": "deny"}}, "command": {"status": {"template": "Files: !`ls`"}}})
     from opencode_nb.errors import DeniedError

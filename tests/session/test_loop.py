@@ -310,3 +310,34 @@ async def test_redacted_thinking_is_kept_and_sent_back(h):
     assert reasoning.text == "" and reasoning.metadata == {"redacted": "opaque-blob"}
     sent = [b for m in provider.requests[1].messages if m.role == "assistant" for b in m.content]
     assert sent[0].type == "reasoning" and sent[0].metadata == {"redacted": "opaque-blob"}
+
+
+async def test_a_tool_call_gets_the_runs_services_as_typed_context_fields(h):
+    from pydantic import BaseModel
+
+    from opencode_nb.tool.base import Tool, ToolResult
+
+    seen = []
+
+    class NoParams(BaseModel):
+        pass
+
+    class Probe(Tool[NoParams]):
+        id = "probe"
+        params = NoParams
+        description = "Report what the context holds."
+
+        async def execute(self, params, ctx):
+            seen.append(ctx)
+            return ToolResult("probe", "ok")
+
+    bridge = object()
+    h.ws.tools.register(Probe())
+    h.ws.kernel = bridge  # what the kernel extension sets
+    h.script({"tool_calls": [{"name": "probe", "input": {}}]}, {"text": "done"})
+    await h.prompt()
+    [ctx] = seen
+    assert ctx.tasks is h.ws.loop.subtasks and callable(ctx.switch_agent)
+    assert ctx.model == "scripted/demo" and ctx.kernel is bridge
+    assert ctx.plan_path == f".opencode/plans/{h.session.slug}.md"
+    assert ctx.todos is h.ws.sessions and ctx.questions is h.ws.questions and ctx.directory == h.ws.root
