@@ -138,9 +138,9 @@ class Workspace:
             badly, and `.unattended`, the asks the unattended policy decided.
         """
         with _UnattendedLog(self, session_id) as decisions:
-            user, final = await self.loop.exchange(session_id, text, agent=agent, model=model, parts=parts or (),
-                                                   **options)
-        return PromptResult.of_run(session_id, final, self.sessions.messages(session_id), user.id, decisions)
+            exchange = await self.loop.exchange(session_id, text, agent=agent, model=model, parts=parts or (),
+                                                **options)
+        return PromptResult.of_run(session_id, exchange.final, exchange.answers, decisions)
 
     async def command(
         self, session_id: str, name: str, arguments: str = "", agent: str | None = None, model: str | None = None

@@ -24,6 +24,8 @@ ANSWERS = {"o": "once", "once": "once", "y": "once", "yes": "once", "a": "always
 
 def wire(ws: Workspace, read: Callable[[str], str] = input) -> Callable[[], None]:
     """Print the session live and ask the person on the terminal; returns a function that undoes it."""
+    from ..permission import PermissionAsked
+    from ..question import QuestionAsked
     from ..views.render import always_note
     from ..views.text import TextTranscript
 
@@ -69,9 +71,9 @@ def wire(ws: Workspace, read: Callable[[str], str] = input) -> Callable[[], None
             ws.questions.reply(request.id, answers)
 
     offs = [
-        ws.bus.subscribe("permission.asked",
+        ws.bus.subscribe(PermissionAsked,
                          lambda e: ask_permission(e.request) if _waiting(ws.permissions, e) else None),
-        ws.bus.subscribe("question.asked", lambda e: ask_question(e.request) if _waiting(ws.questions, e) else None),
+        ws.bus.subscribe(QuestionAsked, lambda e: ask_question(e.request) if _waiting(ws.questions, e) else None),
     ]
 
     def off() -> None:

@@ -35,16 +35,27 @@ from .events import SessionError, SessionIdle, SessionStatus
 from .history import History
 from .mentions import mention_parts
 from .model_choice import DEFAULT_MODEL, model_for
-from .models import AssistantMessage, CompactionPart, Part, TextPart, ToolPart, UserMessage, now
+from .models import AssistantMessage, CompactionPart, MessageWithParts, Part, TextPart, ToolPart, UserMessage, now
 from .processor import Processor, StepResult
 from .reminders import plan_path, reminders
 from .runlog import RunLog
 from .subtask import SubtaskRunner
 from .title import TitleWriter
 
-__all__ = ["DEFAULT_MODEL", "RunState", "SessionLoop"]
+__all__ = ["DEFAULT_MODEL", "Exchange", "RunState", "SessionLoop"]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """A prompt and what answered it."""
+
+    user: UserMessage
+    final: AssistantMessage | None
+    """The run's last assistant message (None if nothing was generated)."""
+    answers: list[MessageWithParts]
+    """Every message the run wrote after `user`, with its parts, oldest first."""
 
 
 @dataclass
@@ -100,9 +111,9 @@ class SessionLoop:
         Returns:
             The last assistant message of the run (None if nothing was generated).
         """
-        _, final = await self.exchange(session_id, text, agent=agent, model=model, parts=parts, tools=tools,
+        exchange = await self.exchange(session_id, text, agent=agent, model=model, parts=parts, tools=tools,
                                        system_prompt=system_prompt, synthetic=synthetic, mention_agents=mention_agents)
-        return final
+        return exchange.final
 
     async def exchange(
         self,
@@ -116,15 +127,14 @@ class SessionLoop:
         system_prompt: str | None = None,
         synthetic: bool = False,
         mention_agents: bool = True,
-    ) -> tuple[UserMessage, AssistantMessage | None]:
+    ) -> Exchange:
         """Append a user message and run the session until the answer is complete.
 
         `@agent` mentions run that subagent first; a subagent's own prompt is run with `mention_agents`
         off, so a task prompt that names an agent cannot start a chain of children.
 
         Returns:
-            The user message written, and the last assistant message of its run (None if nothing was
-            generated). Everything the run wrote comes after the user message.
+            The user message written, the last assistant message of its run and every message the run wrote.
         """
         deps = self.deps
         deps.sessions.get(session_id)  # NotFoundError before anything is written
@@ -151,12 +161,19 @@ class SessionLoop:
                         deps.sessions.add_part(mention)
             for part in parts:
                 deps.sessions.add_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
-            return user, await self._start(session_id)
+            final, history = await self._start(session_id)
+        if history is not None:
+            answers = [MessageWithParts.model_construct(message=e.message, parts=list(e.parts.values()))
+                       for e in history.after(user.id)]
+        else:  # stopped: read what the run left behind
+            answers = [m for m in deps.sessions.messages(session_id) if m.message.id > user.id]
+        return Exchange(user, final, answers)
 
     async def resume(self, session_id: str) -> AssistantMessage | None:
         """Run the session from its stored state (after a restart, or for a message added directly)."""
         async with self._lock(session_id):
-            return await self._start(session_id)
+            final, _ = await self._start(session_id)
+            return final
 
     def abort(self, session_id: str) -> bool:
         """Stop the session's run, if any. Returns whether something was running."""
@@ -180,7 +197,9 @@ class SessionLoop:
     def _lock(self, session_id: str) -> asyncio.Lock:
         return self._locks.setdefault(session_id, asyncio.Lock())
 
-    async def _start(self, session_id: str) -> AssistantMessage | None:
+    async def _start(self, session_id: str) -> tuple[AssistantMessage | None, History | None]:
+        """Run the session as a task of its own (so `abort` can cancel it): its last answer, and the run's
+        history, or none when the run was stopped."""
         task = asyncio.get_running_loop().create_task(self._run(session_id))
         self._runs[session_id] = task
         try:
@@ -189,7 +208,7 @@ class SessionLoop:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
                 raise  # our caller is being cancelled: pass it on
-            return self._latest_assistant(session_id)  # the run was aborted on its own
+            return self._latest_assistant(session_id), None  # the run was aborted on its own
         finally:
             if self._runs.get(session_id) is task:
                 del self._runs[session_id]
@@ -200,7 +219,7 @@ class SessionLoop:
                 return item.message
         return None
 
-    async def _run(self, session_id: str) -> AssistantMessage | None:
+    async def _run(self, session_id: str) -> tuple[AssistantMessage | None, History]:
         deps = self.deps
         state = RunState(session_id, RunLog(deps.sessions, session_id))
         bus = deps.bus
@@ -243,7 +262,7 @@ class SessionLoop:
             deps.sessions.flush()
             bus.publish(SessionStatus(session_id=session_id, status="idle"))
             bus.publish(SessionIdle(session_id=session_id))
-        return last
+        return last, state.history
 
     async def _run_task(self, state: RunState, user: UserMessage, task: Any) -> AssistantMessage | None:
         """Compaction, subtask and @agent requests on a user message run before any model turn."""

@@ -62,15 +62,15 @@ class PromptResult:
         return self.message.summary if self.message is not None else False
 
     @classmethod
-    def of_run(cls, session_id: str, final: AssistantMessage | None, history: list[MessageWithParts],
-               user_id: str, unattended: list[UnattendedDecision]) -> PromptResult:
-        """The result of the run that answered the user message `user_id`: its answers come after it."""
+    def of_run(cls, session_id: str, final: AssistantMessage | None, answers: list[MessageWithParts],
+               unattended: list[UnattendedDecision]) -> PromptResult:
+        """The result of a run that wrote `answers` (its messages after the prompt) and ended with `final`."""
         tokens = Tokens()
         cost = 0.0
         parts: list[Part] = []
-        for item in history:
+        for item in answers:
             message = item.message
-            if message.id < user_id or isinstance(message, UserMessage):
+            if isinstance(message, UserMessage):
                 continue
             tokens = tokens + message.tokens
             cost += message.cost
