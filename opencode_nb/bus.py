@@ -38,28 +38,43 @@ class Bus:
 
     def __init__(self) -> None:
         self._subs: dict[str, list[Handler]] = {}
+        self._watchers: dict[str, int] = {}
+        """How many of each type's handlers only watch."""
         self._tasks: set[asyncio.Task[Any]] = set()
 
-    def subscribe(self, event_type: str | type[Event], handler: Handler) -> Callable[[], None]:
+    def subscribe(self, event_type: str | type[Event], handler: Handler, *, watch_only: bool = False
+                  ) -> Callable[[], None]:
         """Call `handler(event)` for every event of `event_type` (`"*"` for all).
+
+        Args:
+            watch_only: the handler only records what happens (a transcript, a log). It is not counted by
+                `subscribed`, so it never passes for somebody who may answer an ask.
 
         Returns:
             A function that removes this subscription; calling it twice is harmless.
         """
         key = _type_name(event_type)
         self._subs.setdefault(key, []).append(handler)
+        if watch_only:
+            self._watchers[key] = self._watchers.get(key, 0) + 1
+        removed = False
 
         def unsubscribe() -> None:
+            nonlocal removed
             handlers = self._subs.get(key, [])
-            if handler in handlers:
+            if not removed and handler in handlers:
+                removed = True
                 handlers.remove(handler)
+                if watch_only:
+                    self._watchers[key] -= 1
 
         return unsubscribe
 
     def subscribed(self, event_type: str | type[Event]) -> bool:
-        """Whether anything listens to `event_type` itself; `"*"` recorders do not count, since they only
-        watch. An ask with such a listener has somebody who may answer it."""
-        return bool(self._subs.get(_type_name(event_type)))
+        """Whether anything but a watcher listens to `event_type` itself (`"*"` subscribers do not count).
+        An ask with such a listener has somebody who may answer it."""
+        key = _type_name(event_type)
+        return len(self._subs.get(key, ())) > self._watchers.get(key, 0)
 
     def publish(self, event: Event) -> None:
         for handler in (*self._subs.get(event.type, ()), *self._subs.get(Event.ALL, ())):

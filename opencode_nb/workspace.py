@@ -234,8 +234,8 @@ def _answering(callback: Callable[[Any], Any], reply: Callable[[str, Any], None]
 class _UnattendedLog:
     """Collects, while a prompt runs, the asks of its session tree that the unattended policy decided.
 
-    It listens to every event (`"*"`) rather than to the ask events themselves: a listener of those counts
-    as somebody who may answer, which would turn the policy off.
+    It subscribes as a watcher: a listener of the ask events counts as somebody who may answer, which
+    would turn the policy off.
     """
 
     def __init__(self, ws: Workspace, session_id: str) -> None:
@@ -243,21 +243,20 @@ class _UnattendedLog:
         self.root = ws.sessions.root_of(session_id)
         self.asked: dict[str, PermissionRequest | QuestionRequest] = {}
         self.decisions: list[UnattendedDecision] = []
-        self._off: Callable[[], None] | None = None
+        self._offs: list[Callable[[], None]] = []
 
     def __enter__(self) -> list[UnattendedDecision]:
-        self._off = self.ws.bus.subscribe("*", self._on_event)
+        self._offs = [self.ws.bus.subscribe(kind, self._on_event, watch_only=True)
+                      for kind in (PermissionAsked, QuestionAsked, PermissionReplied, QuestionReplied)]
         return self.decisions
 
     def __exit__(self, *exc: object) -> None:
-        if self._off is not None:
-            self._off()
+        for off in self._offs:
+            off()
 
-    def _on_event(self, event: Any) -> None:
+    def _on_event(self, event: PermissionAsked | QuestionAsked | PermissionReplied | QuestionReplied) -> None:
         if isinstance(event, PermissionAsked | QuestionAsked):
             self.asked[event.request.id] = event.request
-            return
-        if not isinstance(event, PermissionReplied | QuestionReplied):
             return
         request = self.asked.pop(event.request_id, None)
         reason = event.reason or ""
@@ -265,7 +264,7 @@ class _UnattendedLog:
             return
         if isinstance(request, PermissionRequest):
             subject = f"{request.permission} {', '.join(request.patterns)}".strip()
-            outcome = "allowed" if event.reply != "reject" else "refused"
+            outcome = "allowed" if isinstance(event, PermissionReplied) and event.reply != "reject" else "refused"
             kind: Literal["permission", "question"] = "permission"
         else:
             subject = " / ".join(q.question for q in request.questions)

@@ -88,3 +88,20 @@ def test_events_are_frozen():
     except Exception:
         return
     raise AssertionError("an event could be changed after publishing")
+
+
+def test_a_watcher_is_not_somebody_who_answers():
+    bus = Bus()
+    seen = []
+    off = bus.subscribe("test.pinged", seen.append, watch_only=True)
+    assert not bus.subscribed("test.pinged")
+    bus.subscribe("*", seen.append)
+    assert not bus.subscribed("test.pinged")
+    off_answerer = bus.subscribe("test.pinged", seen.append)
+    assert bus.subscribed("test.pinged")
+    off_answerer()
+    off()
+    off()  # twice is harmless and does not undercount
+    assert not bus.subscribed("test.pinged")
+    bus.subscribe("test.pinged", seen.append)
+    assert bus.subscribed("test.pinged")

@@ -2,8 +2,8 @@
 
 The store keeps each tool call but not who allowed it, and a headless run has no view to remember the
 prompts it never showed. This recorder follows the bus for a session and the children it starts, and
-keeps one record per answered ask. It only watches, so it follows every event rather than the asks'
-types: a subscriber to an ask's type is taken as somebody who may answer it.
+keeps one record per answered ask. It subscribes as a watcher: a plain subscriber to an ask's type is taken
+as somebody who may answer it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ class AskRecorder:
         self.sessions = {session_id}
         self.records: list[Record] = []
         self._asked: dict[str, PermissionRequest | QuestionRequest] = {}
-        self._off = bus.subscribe(Event.ALL, self._on)
+        offs = [bus.subscribe(kind, self._on, watch_only=True) for kind in (
+            SessionCreated, PermissionAsked, QuestionAsked, PermissionReplied, QuestionReplied)]
+        self._off = lambda: [off() for off in offs]
 
     def close(self) -> None:
         self._off()
