@@ -38,6 +38,7 @@ from .models import (
     ToolState,
     UserMessage,
 )
+from .result import PromptResult, UnattendedDecision
 from .service import SessionService
 from .store import SessionStore
 
@@ -54,6 +55,7 @@ __all__ = [
     "MessageWithParts",
     "Part",
     "PatchPart",
+    "PromptResult",
     "ReasoningPart",
     "RetryPart",
     "Session",
@@ -77,5 +79,6 @@ __all__ = [
     "ToolPending",
     "ToolRunning",
     "ToolState",
+    "UnattendedDecision",
     "UserMessage",
 ]

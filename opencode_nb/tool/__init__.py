@@ -4,9 +4,10 @@
 registry holds the tools a workspace offers. `command_patterns` is how a shell line meets the rules.
 """
 
-from .base import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES, TodoStore, Tool, ToolContext, ToolResult
+from .base import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES, Tool, ToolResult
+from .context import AgentSwitch, KernelBridge, TaskRunner, TodoStore, ToolContext
 from .registry import ToolRegistry, default_registry
 from .support.shell import command_patterns
 
-__all__ = ["MAX_OUTPUT_BYTES", "MAX_OUTPUT_LINES", "TodoStore", "Tool", "ToolContext", "ToolRegistry", "ToolResult",
-           "command_patterns", "default_registry"]
+__all__ = ["MAX_OUTPUT_BYTES", "MAX_OUTPUT_LINES", "AgentSwitch", "KernelBridge", "TaskRunner", "TodoStore", "Tool",
+           "ToolContext", "ToolRegistry", "ToolResult", "command_patterns", "default_registry"]
