@@ -6,7 +6,7 @@ what it returns, and the import graph keeps flowing one way (see DESIGN.md, "Dat
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -32,3 +32,44 @@ class Todo(Frozen):
     status: Literal["pending", "in_progress", "completed", "cancelled"] = "pending"
     priority: Literal["high", "medium", "low"] = "medium"
     id: str = ""
+
+
+class CodeError(Frozen):
+    """An exception the model's code raised, as the model reads it."""
+
+    ename: str
+    evalue: str
+    traceback: str
+    """Trimmed to the frames that help: the model's own lines, and the last library frames."""
+
+
+class NamespaceChanges(Frozen):
+    """What a run of code did to the names of the namespace it ran in."""
+
+    created: list[str] = []
+    rebound: list[str] = []
+    deleted: list[str] = []
+    mutated: list[str] = []
+    """Existing objects the code may have changed in place (`df["x"] = ...`, `.append(...)`, `inplace=True`):
+    such changes are not undone."""
+
+
+class CodeRun(Frozen):
+    """What running a piece of the model's Python gave back, wherever it ran."""
+
+    mode: Literal["live", "fork", "worker"]
+    """live: in the person's namespace; fork: a copy-on-write fork of the kernel; worker: a spawned process
+    that received copies of the variables the code names."""
+    output: str = ""
+    """stdout and stderr as they were written, interleaved."""
+    displays: list[dict[str, Any]] = []
+    """Rich outputs (`display()`, figures), as mime bundles: text/plain, text/html, image/png (base64)."""
+    result: dict[str, Any] | None = None
+    """The mime bundle of the last expression's value, when the code ended with an expression."""
+    error: CodeError | None = None
+    changes: NamespaceChanges = NamespaceChanges()
+    run_id: str | None = None
+    """A live run's id, for undoing what it bound."""
+    notes: list[str] = []
+    """Why the run went where it did (a gate refused the fork), and what was cut."""
+    duration_s: float = 0.0
