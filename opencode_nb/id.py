@@ -22,6 +22,7 @@ PREFIXES = {
     "permission": "per",
     "question": "que",
     "tool": "tool",
+    "run": "run",
 }
 
 

@@ -26,7 +26,8 @@ PLAN_FILES = ".opencode/plans/*.md"
 
 
 def default_rules(data_dir: Path, tmp_dir: Path) -> dict[str, Any]:
-    """Everything allowed except what needs a person's eye: loops, outside paths, mode switches, secrets."""
+    """Everything allowed except what needs a person's eye: loops, outside paths, mode switches, secrets, and
+    code run in the person's live namespace (python's `live` pattern; its `sandbox` cannot change anything)."""
     return {
         "*": "allow",
         "doom_loop": "ask",
@@ -39,6 +40,7 @@ def default_rules(data_dir: Path, tmp_dir: Path) -> dict[str, Any]:
         "plan_enter": "deny",
         "plan_exit": "deny",
         "read": {"*": "allow", "*.env": "ask", "*.env.*": "ask", "*.env.example": "allow"},
+        "python": {"live": "ask", "sandbox": "allow"},
     }
 
 
@@ -69,6 +71,7 @@ def builtins(data_dir: Path, tmp_dir: Path) -> dict[str, Builtin]:
                 "task": {"general": "deny"},
                 "edit": {"*": "deny", PLAN_FILES: "allow"},
                 "bash": READ_ONLY_SHELL,
+                "python": {"live": "deny", "sandbox": "allow"},
             },
         ),
         "general": Builtin(
@@ -84,8 +87,7 @@ def builtins(data_dir: Path, tmp_dir: Path) -> dict[str, Builtin]:
             "thorough to be: quick, medium or very thorough.",
             {
                 "*": "deny",
-                **{tool: "allow" for tool in ("read", "grep", "glob", "list", "bash", "webfetch", "variables",
-                                              "notebook_read")},
+                **{tool: "allow" for tool in ("read", "grep", "glob", "list", "bash", "webfetch", "variables")},
                 "external_directory": whitelist,
             },
         ),
@@ -95,7 +97,8 @@ def builtins(data_dir: Path, tmp_dir: Path) -> dict[str, Builtin]:
             "variables (shape, dtypes, missing values, distributions) without changing them.",
             {
                 "*": "deny",
-                **{tool: "allow" for tool in ("read", "glob", "grep", "list", "variables", "python")},
+                **{tool: "allow" for tool in ("read", "glob", "grep", "list", "variables")},
+                "python": {"*": "deny", "sandbox": "allow"},
                 "external_directory": whitelist,
             },
         ),

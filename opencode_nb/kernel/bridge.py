@@ -9,11 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..tool.context import SandboxRefused
+from ..values import CodeRun
+from .live import LiveRunner
+
+SANDBOX_MEMORY_MB = 4096
+"""A sandboxed run's memory budget beyond what the kernel already holds."""
+
 
 class IPythonBridge:
     def __init__(self, shell: Any, notebook_path: Callable[[], str | None]) -> None:
         self._shell = shell
         self._notebook_path = notebook_path
+        self.live = LiveRunner(shell)
 
     @property
     def language(self) -> str:
@@ -30,3 +38,26 @@ class IPythonBridge:
     @property
     def user_ns(self) -> Mapping[str, Any]:
         return self._shell.user_ns
+
+    async def run_live(self, code: str, *, timeout_s: float, on_output: Callable[[str], None]) -> CodeRun:
+        return await self.live.run(code, timeout_s=timeout_s, on_output=on_output)
+
+    async def run_sandboxed(self, code: str, *, timeout_s: float, on_output: Callable[[str], None]) -> CodeRun:
+        """A fork when it is safe (fast, and sees everything); a worker given copies when it is not."""
+        from .sandbox import fork_refusal, run_forked
+        from .worker import run_in_worker, worker_refusal
+
+        namespace = self._shell.user_ns
+        why_not_fork = fork_refusal(code, namespace)
+        if why_not_fork is None:
+            return await run_forked(code, self._shell, timeout_s=timeout_s, memory_mb=SANDBOX_MEMORY_MB,
+                                    on_output=on_output)
+        why_not_worker = worker_refusal(code, namespace)
+        if why_not_worker is not None:
+            raise SandboxRefused(why_not_worker)
+        run = await run_in_worker(code, namespace, timeout_s=timeout_s, memory_mb=SANDBOX_MEMORY_MB,
+                                  on_output=on_output)
+        return run.model_copy(update={"notes": [f"Not forked: {why_not_fork}", *run.notes]})
+
+    def undo(self, run_id: str | None = None) -> str:
+        return self.live.undo(run_id)

@@ -37,6 +37,7 @@ file, {var} inserts a notebook variable ({{ and }} for literal braces).
 %agent permissions       the rules in force and the "always" approvals of this session
 %agent stop              stop every running agent of this notebook
 %agent config            the resolved configuration (secrets masked)
+%agent undo [RUN]        take back what the latest (or that) live python run bound in your namespace
 %agent reload            read the configuration files again (after editing opencode.yaml or an agent file)
 %agent help              this text
 
@@ -46,7 +47,7 @@ is present, e.g. under nbclient)."""
 
 SUBCOMMANDS: dict[str, tuple[int, int]] = {
     "sessions": (0, 1), "resume": (1, 1), "show": (0, 1), "new": (0, 0), "agents": (0, 0), "models": (0, 0),
-    "permissions": (0, 0), "stop": (0, 0), "config": (0, 0), "reload": (0, 0), "help": (0, 0),
+    "permissions": (0, 0), "stop": (0, 0), "config": (0, 0), "reload": (0, 0), "help": (0, 0), "undo": (0, 1),
 }
 """Subcommand → (min, max) arguments. A line that does not fit is a prompt: `%agent stop the server`;
 a bare `%agent` is `help`."""
@@ -229,4 +230,8 @@ class AgentMagics(Magics):
                                        policy=agent.settings.permission, reason=agent.presence.reason)
         if command == "config":
             return listing.config(ws)
+        if command == "undo":
+            if ws.kernel is None:
+                return listing.text("Nothing to undo: the agents have no kernel here.")
+            return listing.text(ws.kernel.undo(args[0] if args else None))
         raise UsageError(f"%agent: unknown subcommand {command}")

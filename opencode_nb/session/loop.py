@@ -24,7 +24,7 @@ from ..agent import AgentInfo
 from ..errors import OpencodeNbError, ProviderError
 from ..permission import merge
 from ..permission.events import ToolRef
-from ..permission.rules import disabled, wildcard_match
+from ..permission.rules import disabled, evaluate, wildcard_match
 from ..provider.request import LLMMessage, LLMRequest, TextBlock
 from ..provider.retry import RetryPolicy
 from ..tool.base import Tool, ToolContext
@@ -391,6 +391,7 @@ class SessionLoop:
             directory=deps.root, data_dir=deps.data_dir, ask=ask, update=update, todos=deps.sessions,
             questions=deps.questions, tasks=self.subtasks, switch_agent=switch_agent,
             plan_path=plan_path(deps.sessions, session_id), model=model_id, kernel=deps.kernel,
+            permitted=lambda permission, pattern: evaluate(permission, pattern, ruleset).action,
         )
 
     async def _ask_doom_loop(self, session_id: str, agent: AgentInfo, tool: str, tool_input: dict[str, Any]) -> None:

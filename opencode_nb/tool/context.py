@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..permission.events import ToolRef
-from ..values import Todo
+from ..values import CodeRun, Todo
 
 if TYPE_CHECKING:
     from ..question.service import QuestionService
@@ -28,6 +28,14 @@ Update = Callable[[str | None, dict[str, Any] | None], None]
 
 AgentSwitch = Callable[[str, str], None]
 """`switch_agent(agent, note)`: from the next step on, `agent` answers, told `note` (plan ↔ build)."""
+
+Permitted = Callable[[str, str], str]
+"""`permitted(permission, pattern)`: what the calling agent's rules say ("allow", "ask" or "deny") without
+asking anybody, for a tool that chooses how to work from what it would be allowed (python: live or sandbox)."""
+
+
+class SandboxRefused(Exception):
+    """Neither a fork nor a worker can run this code safely; `str()` says why, for the model and the person."""
 
 
 class TodoStore(Protocol):
@@ -63,6 +71,22 @@ class KernelBridge(Protocol):
         """The person's namespace: what their cells defined."""
         ...
 
+    async def run_live(self, code: str, *, timeout_s: float, on_output: Callable[[str], None]) -> CodeRun:
+        """Run `code` in the person's namespace; the result says what it bound, and `run_id` undoes that."""
+        ...
+
+    async def run_sandboxed(self, code: str, *, timeout_s: float, on_output: Callable[[str], None]) -> CodeRun:
+        """Run `code` where the person's namespace cannot change: a fork, else a worker.
+
+        Raises:
+            SandboxRefused: neither can run it (objects holding connections, no way to isolate).
+        """
+        ...
+
+    def undo(self, run_id: str | None = None) -> str:
+        """Rebind what a live run (the latest by default) rebound or deleted, drop what it created; says what."""
+        ...
+
 
 def _no_update(title: str | None, metadata: dict[str, Any] | None) -> None:
     return None
@@ -95,6 +119,8 @@ class ToolContext:
     """The model of the calling step (`provider/model`), which a subagent without its own model inherits."""
     kernel: KernelBridge | None = None
     """The live kernel the workspace runs in; None outside a kernel."""
+    permitted: Permitted | None = None
+    """The calling agent's rules, read without asking; None where a run has none."""
 
     @property
     def tool_ref(self) -> ToolRef:

@@ -41,6 +41,7 @@ def default_registry() -> ToolRegistry:
     from .grep import GrepTool
     from .list import ListTool
     from .plan import PlanEnterTool, PlanExitTool
+    from .python import PythonTool
     from .question import QuestionTool
     from .read import ReadTool
     from .task import TaskTool
@@ -50,4 +51,4 @@ def default_registry() -> ToolRegistry:
 
     return ToolRegistry([ReadTool(), WriteTool(), EditTool(), ListTool(), GlobTool(), GrepTool(), BashTool(),
                          WebFetchTool(), TodoWriteTool(), TodoReadTool(), QuestionTool(), TaskTool(),
-                         PlanEnterTool(), PlanExitTool()])
+                         PlanEnterTool(), PlanExitTool(), PythonTool()])

@@ -86,7 +86,8 @@ def test_explore_reads_and_runs_commands_but_never_edits_or_delegates(agents):
 def test_data_explorer_inspects_variables_and_runs_sandboxed_python_only(agents):
     data = agents.get("data-explorer")
     assert decide(data, "variables", "df") == "allow"
-    assert decide(data, "python", "*") == "allow"
+    assert decide(data, "python", "sandbox") == "allow"
+    assert decide(data, "python", "live") == "deny"
     assert decide(data, "bash", "ls") == "deny"
     assert decide(data, "edit", "a.csv") == "deny"
     assert data.mode == "subagent"
@@ -240,3 +241,21 @@ def test_a_display_name_shows_in_listings_beside_the_key_that_selects_the_agent(
     agents = AgentRegistry(config, config.agent, data_dir=tmp_path, tmp_dir=tmp_path)
     assert agents.get("review").listed_as == "Reviewer (review)"
     assert agents.get("build").listed_as == "build"
+
+
+def test_live_python_asks_for_build_and_general_while_the_sandbox_is_free(agents):
+    for name in ("build", "general"):
+        agent = agents.get(name)
+        assert (decide(agent, "python", "live"), decide(agent, "python", "sandbox")) == ("ask", "allow"), name
+    plan = agents.get("plan")
+    assert (decide(plan, "python", "live"), decide(plan, "python", "sandbox")) == ("deny", "allow")
+
+
+def test_no_built_in_agent_names_a_tool_that_does_not_exist(agents):
+    from opencode_nb.tool.registry import default_registry
+
+    tools = set(default_registry().ids())
+    permissions = {"external_directory", "doom_loop", "*"}
+    for agent in agents.list(include_hidden=True):
+        named = {rule.permission for rule in agent.permission} - permissions
+        assert named <= tools, (agent.name, named - tools)

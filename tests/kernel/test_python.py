@@ -1,0 +1,92 @@
+"""The python tool in a real kernel: live runs ask, say what they bound, and can be undone; Stop and the
+kernel's interrupt end running code and the session goes on."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+MAKE_CLEAN = [
+    {"text": "I'll make a cleaned copy.",
+     "tool_calls": [{"name": "python", "input": {
+         "code": "clean = [x for x in raw if x is not None]\nprint('kept', len(clean))\nlen(clean)",
+         "description": "Drop the missing readings"}}]},
+    {"text": "Made `clean`."},
+]
+
+
+def namespace_has(fe, expression: str) -> str:
+    msg = fe.run_id(f"print({expression})")
+    return fe.text(msg).strip()
+
+
+def test_live_python_asks_then_binds_a_new_name_that_undo_takes_back(kernel):
+    fe = kernel(MAKE_CLEAN, permission={"python": {"live": "ask", "sandbox": "allow"}})
+    assert fe.run("raw = [1, None, 3]")["content"]["status"] == "ok"
+    msg = fe.execute("%%agent\nclean the readings")
+    fe.click(fe.wait_button("Allow once"))
+    assert fe.done(msg)["content"]["status"] == "ok"
+    assert namespace_has(fe, "clean") == "[1, 3]"
+    check = fe.run_id("import opencode_nb.kernel as k\nws = k.current().workspace()\n"
+                      "[p] = [p for m in ws.sessions.messages(k.current().session_id) for p in m.parts "
+                      "if p.type == 'tool']\nprint(getattr(p.state, 'output', None) or p.state.error)")
+    output = fe.text(check)
+    assert "Ran in the person's namespace (live)." in output and "kept 2" in output
+    assert "Out:\n2" in output and "created: clean" in output
+    undo = fe.run_id("%agent undo")
+    assert "Undone: removed clean." in fe.text(undo)
+    assert namespace_has(fe, "'clean' in globals()") == "False"
+    assert namespace_has(fe, "raw") == "[1, None, 3]"
+
+
+def test_a_rebinding_is_undone_to_the_very_object_it_replaced_and_in_place_changes_are_named(kernel):
+    script = [{"tool_calls": [{"name": "python", "input": {
+        "code": "first = data\ndata = sorted(data)\nlog.append('sorted')"}}]}, {"text": "Sorted."}]
+    fe = kernel(script, permission={"python": "allow"}, render_views=False, env={"OPENCODE_NB_HEADLESS": "1"})
+    fe.run("data = [3, 1, 2]\noriginal_id = id(data)\nlog = []")
+    assert fe.run("%agent sort it")["content"]["status"] == "ok"
+    assert namespace_has(fe, "data, log") == "[1, 2, 3] ['sorted']"
+    undo = fe.run_id("%agent undo")
+    text = fe.text(undo)
+    assert "removed first" in text and "restored data" in text and "in place to log cannot be undone" in text
+    assert namespace_has(fe, "data, id(data) == original_id") == "[3, 1, 2] True"
+
+
+def test_an_exception_is_a_tool_error_the_model_reads_and_the_kernel_stays_healthy(kernel):
+    script = [{"tool_calls": [{"name": "python", "input": {"code": "def f():\n    return 1 / 0\nf()"}}]},
+              {"text": "It divided by zero."}]
+    fe = kernel(script, permission={"python": "allow"}, render_views=False, env={"OPENCODE_NB_HEADLESS": "1"})
+    assert fe.run("%agent try it")["content"]["status"] == "ok"
+    check = fe.run_id("import opencode_nb.kernel as k\nws = k.current().workspace()\n"
+                      "[p] = [p for m in ws.sessions.messages(k.current().session_id) for p in m.parts "
+                      "if p.type == 'tool']\nprint(p.state.status, p.state.error)")
+    text = fe.text(check)
+    assert text.startswith("error") and "ZeroDivisionError: division by zero" in text and "return 1 / 0" in text
+    assert namespace_has(fe, "1 + 1") == "2"
+
+
+def test_an_interrupt_ends_a_busy_loop_at_once_and_the_session_goes_on(kernel):
+    script = [{"tool_calls": [{"name": "python", "input": {"code": "n = 0\nwhile True:\n    n += 1"}}]},
+              {"text": "Back again."}]
+    fe = kernel(script, permission={"python": "allow"})
+    msg = fe.execute("%%agent\nspin")
+    fe.wait_for(lambda: any("ocnb-tool ocnb-running" in str(s.get("value", "")) for s in list(fe.models.values())),
+                what="the running tool card")
+    time.sleep(0.3)
+    started = time.time()
+    fe.interrupt()
+    reply = fe.done(msg)
+    assert time.time() - started < 3
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+    assert namespace_has(fe, "n > 0") == "True"  # the loop ran in the person's namespace until stopped
+    again = fe.execute("%agent are you there?")
+    assert fe.done(again)["content"]["status"] == "ok"
+    assert "Back again." in fe.text(again)
+    time.sleep(0.5)
+    assert namespace_has(fe, "n == n") == "True"
+    first = namespace_has(fe, "n")
+    time.sleep(0.3)
+    assert namespace_has(fe, "n") == first, "the loop's thread has ended"
