@@ -295,7 +295,8 @@ class SessionView:
         elif isinstance(part, ReasoningPart):
             self._add(part.id, _TextItem(part, reasoning_html, min_interval_s=1.0))
         elif isinstance(part, ToolPart):
-            card = ToolCardView(part)
+            kernel = self.ws.kernel
+            card = ToolCardView(part, undo=kernel.undo if kernel is not None else None)
             self.cards[part.call_id] = card
             self._add(part.id, card)
             self._follow_child(card)

@@ -7,11 +7,13 @@ and question prompts raised by this call sit inside the card, and a `task` call 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
 from ..session.models import ToolPart
+from .markdown import escape
 from .render import tool_card_html
 
 if TYPE_CHECKING:
@@ -19,8 +21,12 @@ if TYPE_CHECKING:
 
 
 class ToolCardView:
-    def __init__(self, part: ToolPart) -> None:
+    """`undo(run_id) -> message`, when given, puts an Undo button on finished live python runs that bound names."""
+
+    def __init__(self, part: ToolPart, *, undo: Callable[[str], str] | None = None) -> None:
         self.part = part
+        self.undo = undo
+        self.undo_button: widgets.Button | None = None
         self.html = widgets.HTML()
         self.prompts = widgets.VBox()
         self.child: ChildSessionView | None = None
@@ -44,6 +50,26 @@ class ToolCardView:
             self.html.value = value
         if self.child is not None:
             self.child.update_from_call(self.part)
+        run_id = undoable_run(self.part)
+        if run_id is not None and self.undo is not None and self.undo_button is None:
+            self._add_undo(run_id)
+
+    def _add_undo(self, run_id: str) -> None:
+        button = widgets.Button(description="Undo", icon="undo", tooltip="Take back the names this run bound",
+                                layout=widgets.Layout(width="auto"))
+        note = widgets.HTML()
+        undo = self.undo
+        assert undo is not None
+
+        def clicked(_: widgets.Button) -> None:
+            if button.disabled:  # a second click already on its way: undo once
+                return
+            button.disabled = True
+            note.value = f'<span style="font-size:0.9em">{escape(undo(run_id))}</span>'
+
+        button.on_click(clicked)
+        self.undo_button = button
+        self.widget.children = (*self.widget.children, widgets.HBox([button, note]))
 
     def add_prompt(self, widget: widgets.Widget, request_id: str) -> None:
         self.prompts.children = (*self.prompts.children, widget)
@@ -52,3 +78,15 @@ class ToolCardView:
     def attach_child(self, child: ChildSessionView) -> None:
         self.child = child
         self.widget.children = (self.html, self.prompts, child.widget)
+
+
+def undoable_run(part: ToolPart) -> str | None:
+    """The run id of a finished live python call that changed the namespace, else None."""
+    state = part.state
+    if part.tool != "python" or state.status != "completed":
+        return None
+    run = state.metadata.get("run") or {}
+    changes = run.get("changes") or {}
+    if run.get("mode") != "live" or not any(changes.get(k) for k in ("created", "rebound", "deleted")):
+        return None
+    return run.get("run_id")
