@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any
 
 from .magics import AgentMagics, usage_errors
@@ -42,11 +43,29 @@ def load_ipython_extension(shell: Any) -> None:
     shell.register_magics(magics)
     shell.configurables.append(settings)
     shell.input_transformers_cleanup.insert(0, transform)
+    _install_completion(shell, agent)
     if not terminal:
         presence.open_comm()
     _state.update(agent=agent, magics=magics, settings=settings, shell=shell, terminal=terminal)
     _ensure_loop_helpers()
     agent.start_workspace()
+
+
+def _install_completion(shell: Any, agent: NotebookAgent) -> None:
+    from .complete import mention_matcher
+
+    def names() -> tuple[list[str], list[str], Path]:
+        ws = agent.workspace()
+        subagents = [a.name for a in ws.agents.subagents()]
+        variables = sorted(k for k, v in shell.user_ns.items() if not k.startswith("_") and not callable(v)
+                           and type(v).__name__ != "module" and k not in ("In", "Out", "exit", "quit"))
+        return subagents, variables, ws.directory
+
+    completer = getattr(shell, "Completer", None)
+    if completer is not None:
+        matcher = mention_matcher(names)
+        completer.custom_matchers.append(matcher)
+        _state["matcher"] = matcher
 
 
 def _ensure_loop_helpers() -> None:
@@ -69,6 +88,10 @@ def unload_ipython_extension(shell: Any) -> None:
     agent.stop()
     if transform in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(transform)
+    matcher = _state.pop("matcher", None)
+    completer = getattr(shell, "Completer", None)
+    if matcher is not None and completer is not None and matcher in completer.custom_matchers:
+        completer.custom_matchers.remove(matcher)
     settings = _state.get("settings")
     if settings in shell.configurables:
         shell.configurables.remove(settings)

@@ -47,3 +47,17 @@ def test_outside_a_kernel_the_context_has_no_kernel(tmp_path):
 
     with Workspace(tmp_path, env={}, data_dir=tmp_path / "data") as ws:
         assert ws.kernel is None and ws.deps.kernel is None
+
+
+def test_mentions_in_an_agent_cell_complete_to_subagents_files_and_variables(kernel):
+    fe = kernel([], render_views=False, files={"sales.csv": "a,b\n1,2\n"})
+    fe.run("sales_df = [1, 2]\nsales_total = 3")
+
+    def complete(code: str) -> list[str]:
+        msg_id = fe.kc.complete(code, len(code))
+        return fe.reply(msg_id)["content"]["matches"]
+
+    assert set(complete("%%agent\nlook at @sal")) >= {"sales_df", "sales_total", "sales.csv"}
+    assert "explore" in complete("%%agent\nask @exp")
+    assert "data-explorer" in complete("%agent ask @dat")
+    assert "explore" not in complete("# ask @exp"), "only agent cells complete mentions"
