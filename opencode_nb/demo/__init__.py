@@ -33,6 +33,12 @@ def sample_project(destination: str | Path | None = None) -> Path:
     return project
 
 
+def sensors_csv() -> Path:
+    """The data-exploration notebook's sample: 42 readings from three sites, with gaps, an impossible value
+    and inconsistent status labels to find."""
+    return Path(str(files(__package__).joinpath("data", "sensors.csv")))
+
+
 def quickstart_path() -> Path:
     """The quickstart notebook: the repository's copy in a checkout, else the one installed with the package."""
     checkout = Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb"

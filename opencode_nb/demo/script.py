@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..provider.request import LLMRequest
+from .data_script import MODEL as DATA_MODEL
+from .data_script import DataDemoModel
 
 DEMO_PROMPT = ("The average temperature in summarise() looks too high. Find the bug in this project, fix it, "
                "check the fix, and keep a todo list while you work.")
@@ -74,9 +76,13 @@ class DemoModel:
 
     def __init__(self) -> None:
         self.turns = {agent: list(queue) for agent, queue in TURNS.items()}
+        self.data = DataDemoModel()
+        """`demo/data-exploration`: the data-exploration notebook's script."""
 
     def __call__(self, request: LLMRequest) -> Any:
         system = "\n".join(request.system)
+        if request.model.id == DATA_MODEL:
+            return self.data(system)
         agent = next((a for a, marker in MARKERS.items() if marker in system), "build")
         turn = self.turns[agent].pop(0) if self.turns[agent] else {"text": "Done."}
         if turn == "write-plan":
