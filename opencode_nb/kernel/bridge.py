@@ -22,6 +22,8 @@ class IPythonBridge:
         self._shell = shell
         self._notebook_path = notebook_path
         self.live = LiveRunner(shell)
+        self.sandbox_memory_mb = SANDBOX_MEMORY_MB
+        """The memory a sandboxed run may use beyond what it shares with the kernel; past it, it is killed."""
 
     @property
     def language(self) -> str:
@@ -50,12 +52,12 @@ class IPythonBridge:
         namespace = self._shell.user_ns
         why_not_fork = fork_refusal(code, namespace)
         if why_not_fork is None:
-            return await run_forked(code, self._shell, timeout_s=timeout_s, memory_mb=SANDBOX_MEMORY_MB,
+            return await run_forked(code, self._shell, timeout_s=timeout_s, memory_mb=self.sandbox_memory_mb,
                                     on_output=on_output)
         why_not_worker = worker_refusal(code, namespace)
         if why_not_worker is not None:
             raise SandboxRefused(why_not_worker)
-        run = await run_in_worker(code, namespace, timeout_s=timeout_s, memory_mb=SANDBOX_MEMORY_MB,
+        run = await run_in_worker(code, namespace, timeout_s=timeout_s, memory_mb=self.sandbox_memory_mb,
                                   on_output=on_output)
         return run.model_copy(update={"notes": [f"Not forked: {why_not_fork}", *run.notes]})
 

@@ -157,7 +157,7 @@ class SessionLoop:
                                                 synthetic=synthetic))
                 if not synthetic:
                     for mention in mention_parts(deps.agents, deps.directory, session_id, user.id, text,
-                                                 agents=mention_agents):
+                                                 agents=mention_agents, kernel=deps.kernel):
                         deps.sessions.add_part(mention)
             for part in parts:
                 deps.sessions.add_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
@@ -352,6 +352,8 @@ class SessionLoop:
         env = state.environment.get(model_id)
         if env is None:
             env = system.environment_block(deps.directory, deps.root, model_id, tree=system.file_tree(deps.root))
+            if deps.kernel is not None:
+                env += "\n" + system.notebook_block(deps.kernel)
             state.environment[model_id] = env
         if state.instructions is None:
             paths = system.find_instruction_files(

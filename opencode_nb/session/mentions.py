@@ -1,8 +1,10 @@
-"""`@name` in a prompt: a subagent to run, or a file to attach.
+"""`@name` in a prompt: a subagent to run, a file to attach, or one of the person's variables.
 
 `@explore find the loaders` runs the explore subagent on that prompt directly (the person chose it, so
 no task permission is asked). `@data/sales.csv` attaches the file: text inline, images as images.
-A mention that is neither stays plain text.
+In a kernel, `@df` (or `@df.price`, `@d["key"]`) of a variable that names no agent or file attaches the
+variables tool's description of it, so the model starts from its shape and dtypes. A mention that is
+none of these stays plain text.
 """
 
 from __future__ import annotations
@@ -13,15 +15,19 @@ import re
 from pathlib import Path
 
 from ..agent import AgentRegistry
-from .models import AgentPart, FilePart, Part
+from ..errors import ToolError
+from ..tool.context import KernelBridge
+from ..tool.support.describe import describe
+from ..tool.variables import resolve
+from .models import AgentPart, FilePart, Part, TextPart
 
-MENTION = re.compile(r"(?<![\w`@])@([\w~][\w./~-]*)", re.ASCII)
+MENTION = re.compile(r"(?<![\w`@])@([\w~][\w./~-]*(?:\[[^\]\s]+\])*)", re.ASCII)
 MAX_INLINE_BYTES = 200_000
 """Larger files are attached by reference only: the agent can read them in pieces."""
 
 
 def mention_parts(registry: AgentRegistry, directory: Path, session_id: str, message_id: str, text: str, *,
-                  agents: bool = True) -> list[Part]:
+                  agents: bool = True, kernel: KernelBridge | None = None) -> list[Part]:
     parts: list[Part] = []
     seen: set[str] = set()
     for match in MENTION.finditer(text):
@@ -35,7 +41,20 @@ def mention_parts(registry: AgentRegistry, directory: Path, session_id: str, mes
         path = (directory / Path(name).expanduser()).resolve()
         if path.is_file():
             parts.append(_file_part(path, session_id, message_id, name))
+        elif kernel is not None:
+            described = _variable_text(kernel, name)
+            if described is not None:
+                parts.append(TextPart(session_id=session_id, message_id=message_id, synthetic=True,
+                                      text=f"The person mentioned @{name}, a variable in their kernel:\n{described}"))
     return parts
+
+
+def _variable_text(kernel: KernelBridge, name: str) -> str | None:
+    try:
+        value = resolve(kernel.user_ns, name)
+    except ToolError:
+        return None
+    return describe(value, name)
 
 
 def _file_part(path: Path, session_id: str, message_id: str, name: str) -> FilePart:

@@ -15,6 +15,8 @@ from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
+from ..tool.context import KernelBridge
+from ..tool.support.describe import list_namespace
 from ..tool.support.ignore import ignore_spec
 
 INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md")
@@ -64,6 +66,21 @@ def environment_block(
     if tree:
         lines += ["<files>", tree, "</files>"]
     return "\n".join(lines)
+
+
+NOTEBOOK_VARIABLES = 30
+"""How many of the person's variables the system prompt names; the variables tool lists the rest."""
+
+
+def notebook_block(kernel: KernelBridge) -> str:
+    """Tells the model it works inside a live notebook kernel, and what is in it, so it reaches for the
+    variables and python tools instead of guessing from files."""
+    listing = list_namespace(kernel.user_ns, limit=NOTEBOOK_VARIABLES)
+    where = f" for the notebook {kernel.notebook_path}" if kernel.notebook_path else ""
+    return (f"<notebook>\nThis session runs in a live Jupyter kernel ({kernel.language}){where}. The person's "
+            "variables are in memory: inspect them with the variables tool and compute on them with the python "
+            "tool rather than re-reading files they came from.\n"
+            f"Variables ({listing.total} in all):\n{listing.text}\n</notebook>")
 
 
 def file_tree(root: Path, limit: int = TREE_LIMIT) -> str:

@@ -46,9 +46,10 @@ def default_registry() -> ToolRegistry:
     from .read import ReadTool
     from .task import TaskTool
     from .todo import TodoReadTool, TodoWriteTool
+    from .variables import VariablesTool
     from .webfetch import WebFetchTool
     from .write import WriteTool
 
     return ToolRegistry([ReadTool(), WriteTool(), EditTool(), ListTool(), GlobTool(), GrepTool(), BashTool(),
                          WebFetchTool(), TodoWriteTool(), TodoReadTool(), QuestionTool(), TaskTool(),
-                         PlanEnterTool(), PlanExitTool(), PythonTool()])
+                         PlanEnterTool(), PlanExitTool(), PythonTool(), VariablesTool()])

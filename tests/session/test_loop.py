@@ -331,7 +331,9 @@ async def test_a_tool_call_gets_the_runs_services_as_typed_context_fields(h):
             seen.append(ctx)
             return ToolResult("probe", "ok")
 
-    bridge = object()
+    from types import SimpleNamespace
+
+    bridge = SimpleNamespace(language="python", notebook_path=None, user_ns={})
     h.ws.tools.register(Probe())
     h.ws.kernel = bridge  # what the kernel extension sets
     h.script({"tool_calls": [{"name": "probe", "input": {}}]}, {"text": "done"})
@@ -341,3 +343,20 @@ async def test_a_tool_call_gets_the_runs_services_as_typed_context_fields(h):
     assert ctx.model == "scripted/demo" and ctx.kernel is bridge
     assert ctx.plan_path == f".opencode/plans/{h.session.slug}.md"
     assert ctx.todos is h.ws.sessions and ctx.questions is h.ws.questions and ctx.directory == h.ws.root
+
+
+async def test_in_a_kernel_the_system_prompt_names_the_notebook_and_its_variables_and_mentions_attach_them(h):
+    from types import SimpleNamespace
+
+    h.ws.kernel = SimpleNamespace(language="python", notebook_path="analysis.ipynb",
+                                  user_ns={"readings": [3, 1, 2], "cfg": {"unit": "C"}, "_hidden": 1})
+    h.script({"text": "Seen."})
+    await h.prompt('compare @readings with @cfg["unit"] and @nothing_here')
+    [request] = h.step_requests()
+    system = "\n".join(request.system)
+    assert "live Jupyter kernel (python) for the notebook analysis.ipynb" in system
+    assert "readings" in system and "cfg" in system and "_hidden" not in system
+    attached = [p.text for p in h.parts("text") if p.synthetic]
+    assert any(t.startswith("The person mentioned @readings") and "3" in t for t in attached)
+    assert any(t.startswith('The person mentioned @cfg["unit"]') for t in attached)
+    assert not any("nothing_here" in t for t in attached)
