@@ -16,10 +16,10 @@ PROFILE = ("Profile the DataFrame `df` in the notebook: shape, dtypes, missing v
            "values and inconsistent categories. Report exact figures.")
 
 SANDBOX_CODE = """print(df.isna().sum().to_string())
-df["temp_c"] = df["temp_c"].fillna(df["temp_c"].median())   # only the sandbox's copy changes
-stats = df.groupby("site")["temp_c"].agg(["count", "mean", "max"]).round(1)
 print("outliers:", df.loc[df["temp_c"] > 40, ["date", "site", "temp_c"]].to_dict("records"))
 print("status values:", sorted(df["status"].unique()))
+stats = df[df["temp_c"] <= 40].groupby("site")["temp_c"].agg(["count", "mean", "max"]).round(1)
+df["temp_c"] = df["temp_c"].fillna(df["temp_c"].median())   # only the sandbox's copy changes
 stats"""
 
 CLEAN_CODE = """clean = df.assign(status=df["status"].str.lower())
@@ -32,7 +32,7 @@ TURNS: dict[str, list[dict[str, Any]]] = {
          "tool_calls": [{"name": "task", "input": {"description": "Profile df", "subagent_type": "data-explorer",
                                                    "prompt": PROFILE}}]},
         {"text": "data-explorer's findings: 42 readings from 3 sites; `temp_c` has 3 missing values and one "
-                 "impossible reading (85.0 °C at the east site on 2026-10-09); `status` mixes `ok` and `OK`. "
+                 "impossible reading (85.0 °C at the north site on 2026-10-09); `status` mixes `ok` and `OK`. "
                  "Your `df` is unchanged. Ask me for a cleaned frame when you want one."},
         {"text": "Making `clean`: lower-cased status, and only plausible temperatures (missing ones drop out "
                  "too).",
@@ -47,10 +47,10 @@ TURNS: dict[str, list[dict[str, Any]]] = {
         {"tool_calls": [{"name": "python", "input": {"code": SANDBOX_CODE,
                                                      "description": "Missing values, outliers, per-site stats"}}]},
         {"text": "`df`: 42 rows × 5 columns (date, site, temp_c, humidity, status). `temp_c` has 3 missing "
-                 "values and an impossible 85.0 °C (east, 2026-10-09); per-site means are about 11 °C north, "
-                 "14 °C south and east once that reading is set aside. `status` has `ok`, `OK` and `fault`: "
-                 "the first two should be one category. I computed this in the sandbox; the person's `df` was "
-                 "not changed."},
+                 "values and an impossible 85.0 °C (north, 2026-10-09); once that reading is set aside the "
+                 "per-site means are 10.4 °C north, 13.4 °C south and 10.2 °C east. `status` has `ok`, `OK` "
+                 "and `fault`: the first two should be one category. I computed this in the sandbox; the "
+                 "person's `df` was not changed."},
     ],
 }
 
