@@ -130,6 +130,18 @@ def diff_html(diff: str) -> str:
     return f'<pre style="{PRE}">' + "\n".join(rows) + "</pre>"
 
 
+def code_html(code: str, *, summary: str | None = None) -> str:
+    """Python as the person reads it in a prompt or a card: highlighted, inline styles (saved notebooks keep no
+    stylesheet). With `summary`, folded under it."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    body = highlight(clip(code), PythonLexer(), HtmlFormatter(noclasses=True, nowrap=True, style="friendly"))
+    pre = f'<pre class="ocnb-code" style="{PRE}">{body}</pre>'
+    return f"<details><summary>{escape(summary)}</summary>{pre}</details>" if summary else pre
+
+
 def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = False, waiting: bool = False) -> str:
     """The card of one tool call: what it is, its state, and what it produced."""
     state = part.state
@@ -141,11 +153,13 @@ def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = Fa
             f"{escape(tool_status(part, now, waiting=waiting))}</span></span>")
     body = ""
     metadata: dict[str, Any] = getattr(state, "metadata", {}) or {}
+    if part.tool == "python" and isinstance(state.input.get("code"), str):
+        body = code_html(state.input["code"], summary="code")
     if state.status == "running" and metadata.get("output"):
         tail = "\n".join(str(metadata["output"]).splitlines()[-TAIL_LINES:])
-        body = f'<pre class="ocnb-tail" style="{PRE}">{escape(tail)}</pre>'
+        body += f'<pre class="ocnb-tail" style="{PRE}">{escape(tail)}</pre>'
     elif state.status == "completed":
-        inner = ""
+        inner = body
         if metadata.get("diff"):
             inner += diff_html(str(metadata["diff"]))
         if state.output.strip() and part.tool not in ("todowrite", "todoread"):
@@ -158,7 +172,7 @@ def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = Fa
         body = inner
     elif state.status == "error":
         error = escape(clip(state.error))
-        body = f'<div class="ocnb-error" style="color:#e53935;{MONO};white-space:pre-wrap">{error}</div>'
+        body += f'<div class="ocnb-error" style="color:#e53935;{MONO};white-space:pre-wrap">{error}</div>'
     style = BOX.format(color=COLORS[state.status])
     return f'<div class="ocnb-tool ocnb-{state.status}" style="{style}">{head}{body}</div>'
 
@@ -205,6 +219,8 @@ def permission_html(request: PermissionRequest) -> str:
     extra = ""
     if meta.get("diff"):
         extra = diff_html(str(meta["diff"]))
+    elif meta.get("code"):
+        extra = code_html(str(meta["code"]))
     elif meta.get("command") and meta.get("command") not in request.patterns:
         extra = f'<pre style="{PRE}">{escape(str(meta["command"]))}</pre>'
     return (f'<div class="ocnb-ask" style="{BOX.format(color="#fb8c00")}">'

@@ -66,3 +66,17 @@ def test_a_child_section_title_says_who_what_how_many_and_what_runs_now():
              {"tool": "grep", "status": "running", "title": "def mean"}]
     assert child_title("explore", "Survey", tools, done=False) == "@explore — Survey · 2 tools, running: grep def mean"
     assert child_title("explore", "Survey", tools[:1], done=True) == "@explore — Survey · 1 tool, done"
+
+
+def test_python_code_is_shown_highlighted_in_its_prompt_and_card():
+    from opencode_nb.permission.events import PermissionRequest
+    from opencode_nb.session.models import ToolCompleted, ToolPart
+    from opencode_nb.views.render import permission_html, tool_card_html
+
+    request = PermissionRequest(id="p", session_id="s", agent="build", permission="python", patterns=["live"],
+                                metadata={"code": "clean = df.dropna()  # <tidy>"})
+    html = permission_html(request)
+    assert 'class="ocnb-code"' in html and "dropna" in html and "&lt;tidy&gt;" in html and "<span" in html
+    part = ToolPart(session_id="s", message_id="m", call_id="c", tool="python",
+                    state=ToolCompleted(input={"code": "x = 1"}, output="ok", title="x", started_at=0.0))
+    assert "<summary>code</summary>" in tool_card_html(part)
