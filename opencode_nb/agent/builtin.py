@@ -51,6 +51,9 @@ class Builtin:
     rules: dict[str, Any] = field(default_factory=dict)
     hidden: bool = False
     temperature: float | None = None
+    fixed: dict[str, Any] = field(default_factory=dict)
+    """Rules that make the agent what it is, checked after every config rule, so no configuration loosens
+    them: data-explorer never runs code in the person's namespace."""
 
 
 def builtins(data_dir: Path, tmp_dir: Path) -> dict[str, Builtin]:
@@ -101,6 +104,7 @@ def builtins(data_dir: Path, tmp_dir: Path) -> dict[str, Builtin]:
                 "python": {"*": "deny", "sandbox": "allow"},
                 "external_directory": whitelist,
             },
+            fixed={"python": {"live": "deny"}},
         ),
         "compaction": Builtin("primary", "Writes the summary that replaces a long history.", {"*": "deny"},
                               hidden=True),

@@ -57,6 +57,11 @@ class AgentRegistry:
             )
         for name, entry in (config.agent if agents is None else agents).items():
             self._configure(name, entry)
+        for name, spec in builtins(data_dir, tmp_dir).items():
+            if spec.fixed and name in self._agents:
+                agent = self._agents[name]
+                fixed = merge(agent.permission, from_config(spec.fixed, key_prefix=f"<{name}>"))
+                self._agents[name] = agent.model_copy(update={"permission": fixed})
         self._default = self._choose_default(config.default_agent)
 
     def _configure(self, name: str, entry: AgentConfig) -> None:

@@ -74,8 +74,9 @@ class PythonTool(Tool[PythonParams]):
                 except SandboxRefused as refused:
                     if ctx.permitted is None or ctx.permitted("python", "live") == "deny":
                         raise ToolError(f"The code cannot run in a sandbox: {refused}. This agent may not run "
-                                        "code in the person's namespace; do without it, or say in your answer "
-                                        "what the person could run themselves.") from None
+                                        "code in the person's namespace. Do without it, or say in your answer "
+                                        "that it needs live mode: an agent allowed to run code in the person's "
+                                        "namespace (build) can run it once the person approves.") from None
                     await ctx.ask("python", ["live"], always=["live"],
                                   metadata={**metadata, "mode": "live", "sandbox_refused": str(refused)})
                     run = await ctx.kernel.run_live(params.code, timeout_s=timeout_s, on_output=stream.write)

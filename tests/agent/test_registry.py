@@ -259,3 +259,12 @@ def test_no_built_in_agent_names_a_tool_that_does_not_exist(agents):
     for agent in agents.list(include_hidden=True):
         named = {rule.permission for rule in agent.permission} - permissions
         assert named <= tools, (agent.name, named - tools)
+
+
+def test_no_configuration_lets_data_explorer_run_code_in_the_persons_namespace(tmp_path):
+    from opencode_nb.config.schema import Config
+
+    config = Config.model_validate({"permission": {"python": "allow"},
+                                    "agent": {"data-explorer": {"permission": {"python": {"*": "allow"}}}}})
+    data = AgentRegistry(config, config.agent, data_dir=tmp_path, tmp_dir=tmp_path).get("data-explorer")
+    assert decide(data, "python", "live") == "deny" and decide(data, "python", "sandbox") == "allow"

@@ -87,3 +87,29 @@ def test_polars_in_the_code_falls_back_to_a_worker_given_copies(kernel):
     assert fe.run("%agent sum by k", timeout=60)["content"]["status"] == "ok"
     output = tool_outputs(fe)
     assert "separate worker" in output and "Not forked" in output and "[4, 2]" in output
+
+
+DASK_SETUP = ("import pandas as pd, dask.dataframe as dd\nfrom distributed import Client\n"
+              "client = Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None)\n"
+              "ddf = dd.from_pandas(pd.DataFrame({'x': range(100)}), npartitions=4)")
+
+
+def test_a_sandbox_refuses_code_that_uses_a_dask_client_and_live_python_computes_on_dask(kernel):
+    script = [
+        {"tool_calls": [{"name": "task", "input": {"description": "Sum x", "subagent_type": "data-explorer",
+                                                   "prompt": "Sum ddf.x using the client."}}]},
+        {"tool_calls": [{"name": "python", "input": {"code": "client.compute(ddf.x.sum()).result()"}}]},
+        {"text": "The sandbox cannot use the client."},
+        {"text": "Then I'll compute it live.",
+         "tool_calls": [{"name": "python", "input": {"code": "total = ddf.x.sum().compute()\ntotal"}}]},
+        {"text": "The sum is 4950."},
+    ]
+    fe = kernel(script, render_views=False, env=HEADLESS, permission={"python": "allow"})
+    assert fe.run(DASK_SETUP, timeout=60)["content"]["status"] == "ok"
+    assert fe.run("%agent sum ddf.x", timeout=90)["content"]["status"] == "ok"
+    output = tool_outputs(fe)
+    assert "cannot run in a sandbox" in output and "dask distributed Client" in output
+    assert "needs live mode" in output
+    assert "Ran in the person's namespace (live)." in output and "Out:\nnp.int64(4950)" in output
+    assert fe.text(fe.run_id("print(total)")).strip() == "4950"
+    fe.run("client.close()")
