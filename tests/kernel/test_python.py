@@ -90,3 +90,21 @@ def test_an_interrupt_ends_a_busy_loop_at_once_and_the_session_goes_on(kernel):
     first = namespace_has(fe, "n")
     time.sleep(0.3)
     assert namespace_has(fe, "n") == first, "the loop's thread has ended"
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("x = (", "SyntaxError"),
+    ("undefined_name + 1", "NameError: name 'undefined_name' is not defined"),
+    ("import sys\nsys.exit(3)", "SystemExit"),
+    ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+])
+def test_bad_code_is_an_error_the_model_reads_and_the_next_cell_runs(kernel, code, expected):
+    script = [{"tool_calls": [{"name": "python", "input": {"code": code}}]}, {"text": "Noted."}]
+    fe = kernel(script, permission={"python": "allow"}, render_views=False, env={"OPENCODE_NB_HEADLESS": "1"})
+    assert fe.run("%agent run it")["content"]["status"] == "ok"
+    check = fe.run_id("import opencode_nb.kernel as k\nws = k.current().workspace()\n"
+                      "[p] = [p for m in ws.sessions.messages(k.current().session_id) for p in m.parts "
+                      "if p.type == 'tool']\nprint(p.state.status, p.state.error)")
+    text = fe.text(check)
+    assert text.startswith("error") and expected in text
+    assert namespace_has(fe, "1 + 1") == "2"
