@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .bridge import IPythonBridge
 from .presence import Presence
 from .settings import Agent
 
@@ -108,6 +107,7 @@ class NotebookAgent:
 
     def _build(self, directory: Path) -> Workspace:
         from ..workspace import Workspace
+        from .bridge import IPythonBridge
 
         ws = Workspace(directory)
         if BUILTIN_DEMO_PROVIDER not in ws.config.provider:
