@@ -51,17 +51,8 @@ from typing import Any, NoReturn
 from ..values import CodeError, CodeRun
 from .gates import names_used, worker_refusal
 from .live import HIDDEN
-from .sandbox import (
-    READY,
-    Channel,
-    failed,
-    finish,
-    kill_group,
-    limit_address_space,
-    private_kb,
-    run_and_compare,
-    supervise,
-)
+from .sandbox import limit_address_space, run_and_compare
+from .supervise import READY, Channel, failed, finish, kill_group, private_kb, supervise
 
 __all__ = ["run_in_worker", "worker_refusal"]
 

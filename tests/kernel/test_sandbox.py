@@ -22,7 +22,8 @@ import pandas as pd
 import polars as pl
 import pytest
 
-from opencode_nb.kernel.sandbox import fit, fork_refusal, run_forked
+from opencode_nb.kernel.sandbox import fork_refusal, run_forked
+from opencode_nb.kernel.supervise import fit
 from opencode_nb.values import CodeRun
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux fork")]
