@@ -116,7 +116,7 @@ class Workspace:
         self.loop = SessionLoop(self.deps)
         self.commands = CommandRunner(self.deps, self.loop)
         if on_ask is not None:
-            self.bus.subscribe(PermissionAsked, _answering(on_ask, self._reply_permission))
+            self.bus.subscribe(PermissionAsked, _answering(on_ask, self.permissions.reply))
         if on_question is not None:
             self.bus.subscribe(QuestionAsked, _answering(on_question, self._reply_question))
 
@@ -172,9 +172,6 @@ class Workspace:
         if self.bus.subscribed(QuestionAsked):
             return None
         return unattended_answers(self.unattended_policy, request)
-
-    def _reply_permission(self, request_id: str, reply: Any) -> None:
-        self.permissions.reply(request_id, reply)
 
     def _reply_question(self, request_id: str, answers: Any) -> None:
         if answers is None:

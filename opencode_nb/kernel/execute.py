@@ -23,7 +23,6 @@ import base64
 import linecache
 import sys
 import threading
-import time
 import traceback
 from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import contextmanager
@@ -252,6 +251,3 @@ def _capture_new_figures(before: set[int], into: list[dict[str, Any]]) -> None:
         finally:
             pyplot.close(figure)
 
-
-def elapsed_since(start: float) -> float:
-    return round(time.perf_counter() - start, 4)

@@ -126,7 +126,6 @@ class LiveRunner:
 
         thread = threading.Thread(target=work, name="opencode-nb-python", daemon=True)
         thread.start()
-        notes: list[str] = []
         try:
             async with asyncio.timeout(timeout_s):
                 result, error, captured = await asyncio.shield(done)
@@ -141,14 +140,17 @@ class LiveRunner:
             await _interrupt(thread, ident, done)
             self._record(code, before, namespace)  # what it bound before the stop can still be undone
             raise
-        after = visible(namespace)
-        created, rebound, deleted = compare(before, after)
-        mutated = [n for n in maybe_mutated(code, before) if n not in rebound and n not in deleted]
         record = self._record(code, before, namespace)
+        if record is not None:
+            rebound = [n for n in record.previous if n in namespace]
+            deleted = [n for n in record.previous if n not in namespace]
+            mutated = [n for n in record.mutated if n not in record.previous]
+            changes = NamespaceChanges(created=record.created, rebound=rebound, deleted=deleted, mutated=mutated)
+        else:
+            changes = NamespaceChanges(mutated=maybe_mutated(code, before))
         return CodeRun(
             mode="live", output=captured.output if captured else "", displays=captured.displays if captured else [],
-            result=result, error=error, run_id=record.run_id if record else None, notes=notes,
-            changes=NamespaceChanges(created=created, rebound=rebound, deleted=deleted, mutated=mutated),
+            result=result, error=error, run_id=record.run_id if record else None, changes=changes,
             duration_s=round(time.perf_counter() - started, 4),
         )
 

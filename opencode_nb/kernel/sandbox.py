@@ -51,7 +51,7 @@ import time
 import warnings
 from typing import Any, NoReturn
 
-from ..values import CodeError, CodeRun, NamespaceChanges
+from ..values import CodeRun, NamespaceChanges
 from .execute import run_code
 from .gates import fork_refusal
 from .live import compare, maybe_mutated, visible
@@ -64,6 +64,7 @@ from .supervise import (
     failed,
     finish,
     kill_group,
+    sandbox_failure,
     status_kb,
     supervise,
 )
@@ -152,10 +153,7 @@ def _child(code: str, shell: Any, channel_fd: int, capture_fd: int, memory_mb: i
         channel.finish(run_and_compare(code, shell.user_ns, shell, channel, mode="fork"))
     except BaseException as exc:
         with contextlib.suppress(BaseException):
-            channel.finish(CodeRun(mode="fork", error=CodeError(
-                ename="SandboxError", evalue=f"the sandbox failed around the code: {exc!r}",
-                traceback="The fork of the kernel could not run the code. Try again; if it fails again, the "
-                          "code needs the live namespace (with the person's approval).")))
+            channel.finish(sandbox_failure("fork", exc))
     finally:
         os._exit(0)
 

@@ -341,3 +341,12 @@ def finish(outcome: Outcome, *, mode: Mode, c_output: str, ended: str, timeout_s
     return failed(mode, f"the sandbox ended without a result ({ended})", started, output=output, notes=notes,
                   hint=f"The process running the code ended without a result ({ended}): a library it called "
                        "may have crashed it. The output above is what it wrote before it ended.")
+
+
+def sandbox_failure(mode: Mode, exc: BaseException) -> CodeRun:
+    """The run a fork or worker reports when something around the code failed, not the code itself."""
+    where = "fork of the kernel" if mode == "fork" else "worker"
+    return CodeRun(mode=mode, error=CodeError(
+        ename="SandboxError", evalue=f"the {where} failed around the code: {exc!r}",
+        traceback=f"The {where} could not run the code. Try again; if it fails again, the code needs the live "
+                  "namespace (with the person's approval)."))

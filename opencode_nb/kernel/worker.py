@@ -48,11 +48,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..values import CodeError, CodeRun
+from ..values import CodeRun
 from .gates import names_used, worker_refusal
 from .live import HIDDEN
 from .sandbox import limit_address_space, run_and_compare
-from .supervise import READY, Channel, failed, finish, kill_group, private_kb, supervise
+from .supervise import READY, Channel, failed, finish, kill_group, private_kb, sandbox_failure, supervise
 
 __all__ = ["run_in_worker", "worker_refusal"]
 
@@ -392,10 +392,7 @@ def main() -> NoReturn:
         channel.finish(run_and_compare(job["code"], shell.user_ns, shell, channel, mode="worker", notes=notes))
     except BaseException as exc:
         with contextlib.suppress(BaseException):
-            channel.finish(CodeRun(mode="worker", error=CodeError(
-                ename="SandboxError", evalue=f"the worker failed around the code: {exc!r}",
-                traceback="The worker could not run the code. Try again; if it fails again, the code needs "
-                          "the live namespace (with the person's approval).")))
+            channel.finish(sandbox_failure("worker", exc))
     finally:
         os._exit(0)
 

@@ -87,33 +87,19 @@ class SessionLoop:
         self.subtasks = SubtaskRunner(deps, self)
         """Runs subagents in child sessions: the task tool's runner and the one for `@agent` and commands."""
         self._locks: dict[str, asyncio.Lock] = {}
-        self._runs: dict[str, asyncio.Task[AssistantMessage | None]] = {}
+        self._runs: dict[str, asyncio.Task[tuple[AssistantMessage | None, History]]] = {}
         self._processors: dict[tuple[str, str], Processor] = {}
         """The step in flight per (session, assistant message), so tools can report progress to it."""
 
     # ------------------------------------------------------------------------------------------ API
 
-    async def prompt(
-        self,
-        session_id: str,
-        text: str,
-        *,
-        agent: str | None = None,
-        model: str | None = None,
-        parts: Sequence[Part] = (),
-        tools: dict[str, bool] | None = None,
-        system_prompt: str | None = None,
-        synthetic: bool = False,
-        mention_agents: bool = True,
-    ) -> AssistantMessage | None:
-        """Append a user message and run the session until the answer is complete; see `exchange`.
+    async def prompt(self, session_id: str, text: str, **options: Any) -> AssistantMessage | None:
+        """Append a user message and run the session until the answer is complete (options as `exchange`).
 
         Returns:
             The last assistant message of the run (None if nothing was generated).
         """
-        exchange = await self.exchange(session_id, text, agent=agent, model=model, parts=parts, tools=tools,
-                                       system_prompt=system_prompt, synthetic=synthetic, mention_agents=mention_agents)
-        return exchange.final
+        return (await self.exchange(session_id, text, **options)).final
 
     async def exchange(
         self,

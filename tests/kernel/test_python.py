@@ -23,6 +23,14 @@ def namespace_has(fe, expression: str) -> str:
     return fe.text(msg).strip()
 
 
+def the_tool_call(fe) -> str:
+    """The session's one tool call, as `status output-or-error`."""
+    msg = fe.run_id("import opencode_nb.kernel as k\nws = k.current().workspace()\n"
+                    "[p] = [p for m in ws.sessions.messages(k.current().session_id) for p in m.parts "
+                    "if p.type == 'tool']\nprint(p.state.status, getattr(p.state, 'output', None) or p.state.error)")
+    return fe.text(msg)
+
+
 def test_live_python_asks_then_binds_a_new_name_that_undo_takes_back(kernel):
     fe = kernel(MAKE_CLEAN, permission={"python": {"live": "ask", "sandbox": "allow"}})
     assert fe.run("raw = [1, None, 3]")["content"]["status"] == "ok"
@@ -30,10 +38,7 @@ def test_live_python_asks_then_binds_a_new_name_that_undo_takes_back(kernel):
     fe.click(fe.wait_button("Allow once"))
     assert fe.done(msg)["content"]["status"] == "ok"
     assert namespace_has(fe, "clean") == "[1, 3]"
-    check = fe.run_id("import opencode_nb.kernel as k\nws = k.current().workspace()\n"
-                      "[p] = [p for m in ws.sessions.messages(k.current().session_id) for p in m.parts "
-                      "if p.type == 'tool']\nprint(getattr(p.state, 'output', None) or p.state.error)")
-    output = fe.text(check)
+    output = the_tool_call(fe)
     assert "Ran in the person's namespace (live)." in output and "kept 2" in output
     assert "Out:\n2" in output and "created: clean" in output
     undo = fe.run_id("%agent undo")
@@ -60,10 +65,7 @@ def test_an_exception_is_a_tool_error_the_model_reads_and_the_kernel_stays_healt
               {"text": "It divided by zero."}]
     fe = kernel(script, permission={"python": "allow"}, render_views=False, env={"OPENCODE_NB_HEADLESS": "1"})
     assert fe.run("%agent try it")["content"]["status"] == "ok"
-    check = fe.run_id("import opencode_nb.kernel as k\nws = k.current().workspace()\n"
-                      "[p] = [p for m in ws.sessions.messages(k.current().session_id) for p in m.parts "
-                      "if p.type == 'tool']\nprint(p.state.status, p.state.error)")
-    text = fe.text(check)
+    text = the_tool_call(fe)
     assert text.startswith("error") and "ZeroDivisionError: division by zero" in text and "return 1 / 0" in text
     assert namespace_has(fe, "1 + 1") == "2"
 
@@ -102,9 +104,6 @@ def test_bad_code_is_an_error_the_model_reads_and_the_next_cell_runs(kernel, cod
     script = [{"tool_calls": [{"name": "python", "input": {"code": code}}]}, {"text": "Noted."}]
     fe = kernel(script, permission={"python": "allow"}, render_views=False, env={"OPENCODE_NB_HEADLESS": "1"})
     assert fe.run("%agent run it")["content"]["status"] == "ok"
-    check = fe.run_id("import opencode_nb.kernel as k\nws = k.current().workspace()\n"
-                      "[p] = [p for m in ws.sessions.messages(k.current().session_id) for p in m.parts "
-                      "if p.type == 'tool']\nprint(p.state.status, p.state.error)")
-    text = fe.text(check)
+    text = the_tool_call(fe)
     assert text.startswith("error") and expected in text
     assert namespace_has(fe, "1 + 1") == "2"
