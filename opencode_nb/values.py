@@ -73,3 +73,55 @@ class CodeRun(Frozen):
     notes: list[str] = []
     """Why the run went where it did (a gate refused the fork), and what was cut."""
     duration_s: float = 0.0
+
+
+# ----------------------------------------------------------------------------------------------- notebook
+
+CellType = Literal["code", "markdown", "raw"]
+
+
+class Cell(Frozen):
+    """One cell of the notebook as the agents see it: the live model (unsaved edits included) when the
+    JupyterLab extension answers, else the file on disk."""
+
+    id: str
+    cell_type: CellType
+    source: str
+    metadata: dict[str, Any] = {}
+    execution_count: int | None = None
+    outputs: list[dict[str, Any]] = []
+    """nbformat outputs (stream, display_data, execute_result, error); large data may arrive summarised."""
+    running: bool = False
+    """The cell is executing now (the calling `%%agent` cell, or one queued by the person)."""
+
+
+class NewCell(Frozen):
+    """A cell an agent asks to insert."""
+
+    cell_type: CellType = "code"
+    source: str = ""
+    metadata: dict[str, Any] = {}
+
+
+class NotebookSnapshot(Frozen):
+    """What `read` returns: the cells asked for, and where the reading came from."""
+
+    path: str | None = None
+    """The notebook's path relative to the server root (live) or the file read (on disk); None if unknown."""
+    source: Literal["live", "file"]
+    cells: list[Cell]
+    total: int
+    """How many cells the notebook has (`cells` may hold only those asked for)."""
+    active_cell: str | None = None
+    running_cell: str | None = None
+
+
+class CellRun(Frozen):
+    """How one cell's execution ended."""
+
+    id: str
+    status: Literal["ok", "error", "aborted"]
+    """aborted: not run, or cut short, because an earlier cell failed, the run was stopped or timed out."""
+    execution_count: int | None = None
+    outputs: list[dict[str, Any]] = []
+    """nbformat outputs, images as base64 `image/png` data."""

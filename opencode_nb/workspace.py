@@ -39,7 +39,7 @@ from .session.models import AssistantMessage, Part
 from .session.result import PromptResult, UnattendedDecision
 from .session.service import SessionService
 from .session.store import SessionStore
-from .tool.context import KernelBridge
+from .tool.context import KernelBridge, NotebookAccess
 from .tool.registry import ToolRegistry, default_registry
 
 OnAsk = Callable[[PermissionRequest], Reply | Awaitable[Reply]]
@@ -160,6 +160,15 @@ class Workspace:
     @kernel.setter
     def kernel(self, bridge: KernelBridge | None) -> None:
         self.deps.kernel = bridge
+
+    @property
+    def notebook(self) -> NotebookAccess | None:
+        """The notebook's cells, which tools see as `ctx.notebook`; None outside a kernel."""
+        return self.deps.notebook
+
+    @notebook.setter
+    def notebook(self, cells: NotebookAccess | None) -> None:
+        self.deps.notebook = cells
 
     # ------------------------------------------------------------------------------------------ unattended
 

@@ -17,7 +17,7 @@ from ..config.schema import Config
 from ..permission import PermissionService
 from ..provider.registry import ProviderRegistry
 from ..question import QuestionService
-from ..tool.context import KernelBridge
+from ..tool.context import KernelBridge, NotebookAccess
 from ..tool.registry import ToolRegistry
 from .service import SessionService
 
@@ -37,6 +37,8 @@ class LoopDeps:
     """Where truncated tool outputs are kept."""
     kernel: KernelBridge | None = None
     """Set by the kernel extension when the workspace lives in a kernel; tools see it as `ctx.kernel`."""
+    notebook: NotebookAccess | None = None
+    """Set by the kernel extension: the notebook's cells, which tools see as `ctx.notebook`."""
 
     @property
     def config(self) -> Config:

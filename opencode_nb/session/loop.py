@@ -379,6 +379,7 @@ class SessionLoop:
             directory=deps.root, data_dir=deps.data_dir, ask=ask, update=update, todos=deps.sessions,
             questions=deps.questions, tasks=self.subtasks, switch_agent=switch_agent,
             plan_path=plan_path(deps.sessions, session_id), model=model_id, kernel=deps.kernel,
+            notebook=deps.notebook,
             permitted=lambda permission, pattern: evaluate(permission, pattern, ruleset).action,
         )
 

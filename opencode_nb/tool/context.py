@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..permission.events import ToolRef
-from ..values import CodeRun, Todo
+from ..values import Cell, CellRun, CodeRun, NewCell, NotebookSnapshot, Todo
 
 if TYPE_CHECKING:
     from ..question.service import QuestionService
@@ -36,6 +36,10 @@ asking anybody, for a tool that chooses how to work from what it would be allowe
 
 class SandboxRefused(Exception):
     """Neither a fork nor a worker can run this code safely; `str()` says why, for the model and the person."""
+
+
+class NotebookRefused(Exception):
+    """The notebook cannot be read or changed the way asked; `str()` says why and what to do, for the model."""
 
 
 class TodoStore(Protocol):
@@ -88,6 +92,46 @@ class KernelBridge(Protocol):
         ...
 
 
+class NotebookAccess(Protocol):
+    """The notebook the kernel serves, as the notebook tools and plans see it; None outside a kernel.
+
+    With the JupyterLab extension answering, reads see the live model (unsaved edits included) and changes
+    show at once; without it, the notebook file on disk is read, and written only where no front end holds
+    unsaved changes (otherwise `NotebookRefused` says so). Every change is recorded for the run that made it,
+    so `%agent undo` can take back what the latest turn did to cells.
+    """
+
+    @property
+    def live(self) -> bool:
+        """The extension answers: the live model is read and changed."""
+        ...
+
+    def calling_cell(self, session_id: str) -> str | None:
+        """The id of the cell whose run `session_id` (or its root session) belongs to, when known."""
+        ...
+
+    async def read(self, cell_ids: list[str] | None = None) -> NotebookSnapshot:
+        """Every cell, or those of `cell_ids` (an unknown id raises `NotebookRefused` naming it)."""
+        ...
+
+    async def insert(self, cells: list[NewCell], *, after: str | None, session_id: str) -> list[str]:
+        """Insert below cell `after`, or below the calling cell when None (else at the end); the new ids."""
+        ...
+
+    async def replace(self, cell_id: str, *, source: str, cell_type: str | None, session_id: str) -> Cell:
+        """Set a cell's source (and type); returns the cell as it was."""
+        ...
+
+    async def delete(self, cell_ids: list[str], *, session_id: str) -> list[Cell]:
+        """Delete cells; returns them as they were."""
+        ...
+
+    async def run(self, cell_ids: list[str], *, timeout_s: float, session_id: str,
+                  on_output: Callable[[str], None]) -> list[CellRun]:
+        """Run cells in order, stopping at the first error; each cell's outputs also land in the notebook."""
+        ...
+
+
 def _no_update(title: str | None, metadata: dict[str, Any] | None) -> None:
     return None
 
@@ -121,6 +165,8 @@ class ToolContext:
     """The live kernel the workspace runs in; None outside a kernel."""
     permitted: Permitted | None = None
     """The calling agent's rules, read without asking; None where a run has none."""
+    notebook: NotebookAccess | None = None
+    """The notebook the kernel serves; None outside a kernel."""
 
     @property
     def tool_ref(self) -> ToolRef:
