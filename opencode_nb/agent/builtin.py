@@ -27,7 +27,8 @@ PLAN_FILES = ".opencode/plans/*.md"
 
 def default_rules(data_dir: Path, tmp_dir: Path) -> dict[str, Any]:
     """Everything allowed except what needs a person's eye: loops, outside paths, mode switches, secrets, and
-    code run in the person's live namespace (python's `live` pattern; its `sandbox` cannot change anything)."""
+    code run in the person's live namespace (python's `live` pattern; its `sandbox` cannot change anything)
+    or notebook cells changed or run (the notebook is the person's document; reading it changes nothing)."""
     return {
         "*": "allow",
         "doom_loop": "ask",
@@ -41,6 +42,9 @@ def default_rules(data_dir: Path, tmp_dir: Path) -> dict[str, Any]:
         "plan_exit": "deny",
         "read": {"*": "allow", "*.env": "ask", "*.env.*": "ask", "*.env.example": "allow"},
         "python": {"live": "ask", "sandbox": "allow"},
+        "notebook_read": "allow",
+        "notebook_edit": "ask",
+        "notebook_run": "ask",
     }
 
 
@@ -53,7 +57,7 @@ class Builtin:
     temperature: float | None = None
     fixed: dict[str, Any] = field(default_factory=dict)
     """Rules that make the agent what it is, checked after every config rule, so no configuration loosens
-    them: data-explorer never runs code in the person's namespace."""
+    them: data-explorer never runs code in the person's namespace, nor changes or runs their cells."""
 
 
 def builtins(data_dir: Path, tmp_dir: Path) -> dict[str, Builtin]:
@@ -75,6 +79,8 @@ def builtins(data_dir: Path, tmp_dir: Path) -> dict[str, Builtin]:
                 "edit": {"*": "deny", PLAN_FILES: "allow"},
                 "bash": READ_ONLY_SHELL,
                 "python": {"live": "deny", "sandbox": "allow"},
+                "notebook_edit": "deny",
+                "notebook_run": "deny",
             },
         ),
         "general": Builtin(
@@ -90,7 +96,8 @@ def builtins(data_dir: Path, tmp_dir: Path) -> dict[str, Builtin]:
             "thorough to be: quick, medium or very thorough.",
             {
                 "*": "deny",
-                **{tool: "allow" for tool in ("read", "grep", "glob", "list", "bash", "webfetch", "variables")},
+                **{tool: "allow" for tool in ("read", "grep", "glob", "list", "bash", "webfetch", "variables",
+                                               "notebook_read")},
                 "external_directory": whitelist,
             },
         ),
@@ -100,11 +107,11 @@ def builtins(data_dir: Path, tmp_dir: Path) -> dict[str, Builtin]:
             "variables (shape, dtypes, missing values, distributions) without changing them.",
             {
                 "*": "deny",
-                **{tool: "allow" for tool in ("read", "glob", "grep", "list", "variables")},
+                **{tool: "allow" for tool in ("read", "glob", "grep", "list", "variables", "notebook_read")},
                 "python": {"*": "deny", "sandbox": "allow"},
                 "external_directory": whitelist,
             },
-            fixed={"python": {"live": "deny"}},
+            fixed={"python": {"live": "deny"}, "notebook_edit": "deny", "notebook_run": "deny"},
         ),
         "compaction": Builtin("primary", "Writes the summary that replaces a long history.", {"*": "deny"},
                               hidden=True),

@@ -19,7 +19,7 @@ POLICY_ENV = "OPENCODE_NB_PERMISSION"
 UnattendedPolicy = Literal["deny", "allow", "allow-readonly"]
 POLICIES: tuple[UnattendedPolicy, ...] = ("deny", "allow", "allow-readonly")
 
-READONLY = frozenset({"read", "glob", "grep", "list", "todoread", "todowrite"})
+READONLY = frozenset({"read", "glob", "grep", "list", "todoread", "todowrite", "variables", "notebook_read"})
 """What `allow-readonly` lets through: looking, never changing, running or fetching."""
 
 

@@ -40,6 +40,9 @@ def default_registry() -> ToolRegistry:
     from .glob import GlobTool
     from .grep import GrepTool
     from .list import ListTool
+    from .notebook_edit import NotebookEditTool
+    from .notebook_read import NotebookReadTool
+    from .notebook_run import NotebookRunTool
     from .plan import PlanEnterTool, PlanExitTool
     from .python import PythonTool
     from .question import QuestionTool
@@ -52,4 +55,5 @@ def default_registry() -> ToolRegistry:
 
     return ToolRegistry([ReadTool(), WriteTool(), EditTool(), ListTool(), GlobTool(), GrepTool(), BashTool(),
                          WebFetchTool(), TodoWriteTool(), TodoReadTool(), QuestionTool(), TaskTool(),
-                         PlanEnterTool(), PlanExitTool(), PythonTool(), VariablesTool()])
+                         PlanEnterTool(), PlanExitTool(), PythonTool(), VariablesTool(),
+                         NotebookReadTool(), NotebookEditTool(), NotebookRunTool()])

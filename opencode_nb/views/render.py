@@ -22,7 +22,7 @@ ICONS = {
     "read": "book", "write": "file-text-o", "edit": "pencil", "bash": "terminal", "grep": "search",
     "glob": "files-o", "list": "folder-open-o", "webfetch": "globe", "todowrite": "check-square-o",
     "todoread": "check-square-o", "task": "sitemap", "question": "question-circle", "plan_enter": "map-o",
-    "plan_exit": "map-o",
+    "plan_exit": "map-o", "notebook_read": "book", "notebook_edit": "pencil-square-o", "notebook_run": "play",
 }
 """Font Awesome 4 icon names: JupyterLab's widget manager loads the font; elsewhere (GitHub, nbviewer) the
 icon is simply absent and the tool's name carries the meaning."""
@@ -212,6 +212,20 @@ def always_note(request: PermissionRequest) -> str:
     return f"{request.permission} {patterns} by {request.agent} in this session"
 
 
+def cells_html(cells: Sequence[Any]) -> str:
+    """Notebook cells about to run, each under its id: the sources a person approves."""
+    out = []
+    for cell in cells:
+        if not isinstance(cell, Mapping):
+            continue
+        head = f'<div style="{MONO};color:#616161">[{escape(str(cell.get("id", "?")))}]</div>'
+        source = str(cell.get("source", ""))
+        body = code_html(source) if cell.get("cell_type", "code") == "code" else (
+            f'<pre style="{PRE}">{escape(clip(source))}</pre>')
+        out.append(head + body)
+    return "".join(out)
+
+
 def permission_html(request: PermissionRequest) -> str:
     """The question part of a permission prompt (the buttons are widgets beside it)."""
     patterns = "".join(f"<li><code>{escape(p)}</code></li>" for p in request.patterns) or "<li>(no pattern)</li>"
@@ -219,10 +233,14 @@ def permission_html(request: PermissionRequest) -> str:
     extra = ""
     if meta.get("diff"):
         extra = diff_html(str(meta["diff"]))
+    elif isinstance(meta.get("cells"), list):
+        extra = cells_html(meta["cells"])
     elif meta.get("code"):
         extra = code_html(str(meta["code"]))
     elif meta.get("command") and meta.get("command") not in request.patterns:
         extra = f'<pre style="{PRE}">{escape(str(meta["command"]))}</pre>'
+    if meta.get("where"):
+        extra = f'<div style="margin:2px 0">{escape(str(meta["where"]))}</div>' + extra
     return (f'<div class="ocnb-ask" style="{BOX.format(color="#fb8c00")}">'
             f"{icon_html('lock')}<b>{escape(request.agent)}</b> asks for <b>{escape(request.permission)}</b>"
             f'<ul style="margin:2px 0">{patterns}</ul>{extra}</div>')

@@ -76,9 +76,9 @@ def test_plan_may_delegate_to_explore_but_not_to_general(agents):
 
 def test_explore_reads_and_runs_commands_but_never_edits_or_delegates(agents):
     explore = agents.get("explore")
-    for tool in ("read", "grep", "glob", "list", "bash", "webfetch", "variables"):
+    for tool in ("read", "grep", "glob", "list", "bash", "webfetch", "variables", "notebook_read"):
         assert decide(explore, tool, "*") == "allow", tool
-    for tool in ("edit", "task", "todowrite", "question", "python"):
+    for tool in ("edit", "task", "todowrite", "question", "python", "notebook_edit", "notebook_run"):
         assert decide(explore, tool, "*") == "deny", tool
     assert disabled(["edit", "write", "task", "bash"], explore.permission) == {"edit", "write", "task"}
 
@@ -90,6 +90,8 @@ def test_data_explorer_inspects_variables_and_runs_sandboxed_python_only(agents)
     assert decide(data, "python", "live") == "deny"
     assert decide(data, "bash", "ls") == "deny"
     assert decide(data, "edit", "a.csv") == "deny"
+    assert decide(data, "notebook_read", "*") == "allow"
+    assert decide(data, "notebook_edit", "insert") == decide(data, "notebook_run", "abc") == "deny"
     assert data.mode == "subagent"
 
 
@@ -268,3 +270,25 @@ def test_no_configuration_lets_data_explorer_run_code_in_the_persons_namespace(t
                                     "agent": {"data-explorer": {"permission": {"python": {"*": "allow"}}}}})
     data = AgentRegistry(config, config.agent, data_dir=tmp_path, tmp_dir=tmp_path).get("data-explorer")
     assert decide(data, "python", "live") == "deny" and decide(data, "python", "sandbox") == "allow"
+
+
+def test_no_configuration_lets_data_explorer_change_or_run_the_persons_cells(tmp_path):
+    from opencode_nb.config.schema import Config
+
+    allow = {"notebook_edit": "allow", "notebook_run": {"*": "allow"}}
+    config = Config.model_validate({"permission": allow, "agent": {"data-explorer": {"permission": allow}}})
+    data = AgentRegistry(config, config.agent, data_dir=tmp_path, tmp_dir=tmp_path).get("data-explorer")
+    assert decide(data, "notebook_edit", "insert") == decide(data, "notebook_run", "abc") == "deny"
+    assert disabled(["notebook_read", "notebook_edit", "notebook_run"], data.permission) == {"notebook_edit",
+                                                                                             "notebook_run"}
+
+
+def test_cells_are_read_freely_but_changed_or_run_only_after_asking_and_never_while_planning(agents):
+    for name in ("build", "general"):
+        agent = agents.get(name)
+        assert [decide(agent, p, "x") for p in ("notebook_read", "notebook_edit", "notebook_run")] == [
+            "allow", "ask", "ask"], name
+    plan = agents.get("plan")
+    assert [decide(plan, p, "x") for p in ("notebook_read", "notebook_edit", "notebook_run")] == [
+        "allow", "deny", "deny"]
+    assert disabled(["notebook_edit", "notebook_run"], plan.permission) == {"notebook_edit", "notebook_run"}

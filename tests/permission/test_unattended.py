@@ -25,6 +25,9 @@ def test_the_policy_comes_from_the_environment_and_anything_unknown_denies(value
     ("edit", "deny", "deny", "allow"),
     ("doom_loop", "deny", "deny", "allow"),
     ("webfetch", "deny", "deny", "allow"),
+    ("notebook_read", "deny", "allow", "allow"),
+    ("notebook_edit", "deny", "deny", "allow"),
+    ("notebook_run", "deny", "deny", "allow"),
 ])
 def test_allow_readonly_lets_looking_through_and_nothing_else(permission, deny, readonly, allow):
     assert [decide(p, request(permission)) for p in ("deny", "allow-readonly", "allow")] == [deny, readonly, allow]
