@@ -15,7 +15,7 @@ from ..errors import ToolError
 from ..values import Attachment, CellRun
 from .base import Tool, ToolContext, ToolResult
 from .notebook import access, bounded_error, error_text, images, outputs_text, refused_as_error
-from .python import _Stream
+from .support.stream import OutputStream
 
 TIMEOUT_S = 600
 """For the whole run: a cell that trains a model for longer is the person's to run."""
@@ -48,7 +48,7 @@ class NotebookRunTool(Tool[NotebookRunParams]):
                                                for i in ids if i in cells]}
         await ctx.ask("notebook_run", ids, always=ids, metadata=metadata)
         ctx.update(title, metadata)
-        stream = _Stream(ctx)
+        stream = OutputStream(ctx)
         try:
             runs = await refused_as_error(notebook.run(ids, timeout_s=TIMEOUT_S, session_id=ctx.session_id,
                                                        on_output=stream.write))

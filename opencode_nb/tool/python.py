@@ -14,7 +14,6 @@ keeps its `run_id`, which `%agent undo` (or the card's Undo button) uses to rebi
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -23,12 +22,10 @@ from ..errors import ToolError
 from ..values import Attachment, CodeRun
 from .base import Tool, ToolContext, ToolResult
 from .context import SandboxRefused
+from .support.stream import PREVIEW_CHARS, OutputStream
 
 DEFAULT_TIMEOUT_S = 60
 MAX_TIMEOUT_S = 600
-UPDATE_INTERVAL_S = 0.1
-"""Streamed output reaches the card at most ten times a second."""
-PREVIEW_CHARS = 8000
 MAX_DISPLAY_CHARS = 4000
 """Per rich output, what the model reads of its text (HTML is given as the text a reader would see)."""
 
@@ -62,7 +59,7 @@ class PythonTool(Tool[PythonParams]):
         metadata = {"code": params.code, "description": params.description, "mode": "live" if live else "sandbox"}
         await ctx.ask("python", ["live" if live else "sandbox"], always=["live" if live else "sandbox"],
                       metadata=metadata)
-        stream = _Stream(ctx)
+        stream = OutputStream(ctx)
         ctx.update(title, metadata)
         timeout_s = params.timeout or DEFAULT_TIMEOUT_S
         try:
@@ -135,33 +132,3 @@ def _bundle_text(bundle: dict[str, Any]) -> str:
 def _first_line(code: str) -> str:
     line = next((ln.strip() for ln in code.splitlines() if ln.strip()), "")
     return line if len(line) <= 80 else line[:77] + "..."
-
-
-class _Stream:
-    """Streamed output for the live card: the tail, sent at most every UPDATE_INTERVAL_S.
-
-    `write` may be called from the thread running the code; it hands the text to the loop that made it.
-    """
-
-    def __init__(self, ctx: ToolContext) -> None:
-        self.ctx = ctx
-        self.loop = asyncio.get_running_loop()
-        self.text = ""
-        self.pending: asyncio.TimerHandle | None = None
-
-    def write(self, chunk: str) -> None:
-        self.loop.call_soon_threadsafe(self._add, chunk)
-
-    def _add(self, chunk: str) -> None:
-        self.text = (self.text + chunk)[-PREVIEW_CHARS:]
-        if self.pending is None:
-            self.pending = self.loop.call_later(UPDATE_INTERVAL_S, self._send)
-
-    def _send(self) -> None:
-        self.pending = None
-        self.ctx.update(None, {"output": self.text})
-
-    def close(self) -> None:
-        if self.pending is not None:
-            self.pending.cancel()
-            self.pending = None
