@@ -1,9 +1,9 @@
 """What exists only inside IPython: the extension, the magics, and the bridge to the workspace.
 
 `load_ipython_extension` registers the magics and the `%%agent` input transformer, starts building the
-workspace on a worker thread, opens the front-end comm and starts the ticker. It imports nothing heavy,
-so `%load_ext opencode_nb` returns in well under 300 ms; the first prompt waits for the workspace if
-it is not ready yet.
+workspace on a worker thread, opens the front-end comm (`frontend.py`), starts watching which cell runs
+(`activity.py`) and starts the ticker. It imports nothing heavy, so `%load_ext opencode_nb` returns in
+well under 300 ms; the first prompt waits for the workspace if it is not ready yet.
 
 The ticker is a task that wakes the kernel's event loop every 0.25 s. ipykernel turns SIGINT into a
 callback that does not wake the loop by itself, so without the ticker an interrupt (■) would wait for
@@ -13,10 +13,12 @@ the next unrelated event before it cancels the awaiting cell.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from pathlib import Path
 from typing import Any
 
+from .frontend import Frontend
 from .magics import AgentMagics, usage_errors
 from .presence import Presence
 from .runner import NotebookAgent
@@ -35,17 +37,27 @@ def load_ipython_extension(shell: Any) -> None:
         return  # loaded already: %load_ext twice is harmless
     from IPython.display import display
 
+    from .. import __version__
+
     terminal = getattr(shell, "kernel", None) is None
     settings = Agent(parent=shell, config=shell.config)
     presence = Presence(terminal=terminal, policy=lambda: settings.permission)
-    agent = NotebookAgent(shell, settings, presence)
-    magics = AgentMagics(shell, agent, lambda bundle: display(bundle, raw=True))
+    agent = NotebookAgent(shell, settings, presence, frontend=Frontend(version=__version__, on_hello=presence.greeted))
+
+    def show(bundle: Any) -> None:
+        if inspect.isawaitable(bundle):  # a subcommand that waits on the front end (%agent undo)
+            agent.later(bundle, show)
+        else:
+            display(bundle, raw=True)
+
+    magics = AgentMagics(shell, agent, show)
     shell.register_magics(magics)
     shell.configurables.append(settings)
     shell.input_transformers_cleanup.insert(0, transform)
     _install_completion(shell, agent)
+    agent.activity.register(shell)
     if not terminal:
-        presence.open_comm()
+        agent.frontend.open()
     _state.update(agent=agent, magics=magics, settings=settings, shell=shell, terminal=terminal)
     _ensure_loop_helpers()
     agent.start_workspace()
@@ -86,6 +98,8 @@ def unload_ipython_extension(shell: Any) -> None:
     if agent is None:
         return
     agent.stop()
+    agent.frontend.close()
+    agent.activity.unregister()
     if transform in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(transform)
     matcher = _state.pop("matcher", None)
@@ -131,6 +145,7 @@ async def run_line(line: str) -> None:
         prompt = magics.line(line)
         if prompt is not None:
             await magics.prompt(*prompt)
+        await magics.agent.settle()  # a subcommand still waiting on the front end ends with the cell
 
 
 def _magics() -> AgentMagics:

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..tool.context import SandboxRefused
 from ..values import CodeRun
+from .journal import Journal, LiveRun
 from .live import LiveRunner
 
 SANDBOX_MEMORY_MB = 4096
@@ -18,9 +19,11 @@ SANDBOX_MEMORY_MB = 4096
 
 
 class IPythonBridge:
-    def __init__(self, shell: Any, notebook_path: Callable[[], str | None]) -> None:
+    def __init__(self, shell: Any, notebook_path: Callable[[], str | None], journal: Journal | None = None) -> None:
+        """`journal`: where live runs are recorded for the turn that made them (`%agent undo`)."""
         self._shell = shell
         self._notebook_path = notebook_path
+        self.journal = journal if journal is not None else Journal()
         self.live = LiveRunner(shell)
         self.sandbox_memory_mb = SANDBOX_MEMORY_MB
         """The memory a sandboxed run may use beyond what it shares with the kernel; past it, it is killed."""
@@ -42,7 +45,10 @@ class IPythonBridge:
         return self._shell.user_ns
 
     async def run_live(self, code: str, *, timeout_s: float, on_output: Callable[[str], None]) -> CodeRun:
-        return await self.live.run(code, timeout_s=timeout_s, on_output=on_output)
+        run = await self.live.run(code, timeout_s=timeout_s, on_output=on_output)
+        if run.run_id is not None:
+            self.journal.record(LiveRun(run.run_id))
+        return run
 
     async def run_sandboxed(self, code: str, *, timeout_s: float, on_output: Callable[[str], None]) -> CodeRun:
         """A fork when it is safe (fast, and sees everything); a worker given copies when it is not."""

@@ -24,6 +24,9 @@ HELP = """\
 %%agent [--agent NAME] [--model PROVIDER/MODEL] [--session ID | --new] [--bg]
 <prompt>                 run the prompt; consecutive cells continue the notebook's session
 %agent <prompt>          the same, in one line
+%%agent --plan ID --step N [--model PROVIDER/MODEL]
+<instruction>            carry out step N of plan ID (a cell an approved plan saved) with the build agent in
+                         the plan's session; a finished step is ticked, a failed one fails the cell
 
 In a prompt: /command args runs a slash command, @agent hands the prompt to a subagent, @path attaches a
 file, {var} inserts a notebook variable ({{ and }} for literal braces).
@@ -37,7 +40,13 @@ file, {var} inserts a notebook variable ({{ and }} for literal braces).
 %agent permissions       the rules in force and the "always" approvals of this session
 %agent stop              stop every running agent of this notebook
 %agent config            the resolved configuration (secrets masked)
-%agent undo [RUN]        take back what the latest (or that) live python run bound in your namespace
+%agent undo [RUN]        take back the latest turn: the cells it inserted, edited or deleted and the names its
+                         live python bound (cells you changed since are left alone); RUN: one python run
+%agent plan [list]       this project's plans (.opencode/plans/) and how far each has got
+%agent plan run [ID] [--from N]
+                         run the plan's unticked steps (or steps N onwards) one by one, stopping at the first
+                         failure; default: this notebook's latest plan
+%agent plan cells [ID]   save the plan as cells under this cell (default: the current session's plan)
 %agent reload            read the configuration files again (after editing opencode.yaml or an agent file)
 %agent help              this text
 
@@ -48,15 +57,20 @@ is present, e.g. under nbclient)."""
 SUBCOMMANDS: dict[str, tuple[int, int]] = {
     "sessions": (0, 1), "resume": (1, 1), "show": (0, 1), "new": (0, 0), "agents": (0, 0), "models": (0, 0),
     "permissions": (0, 0), "stop": (0, 0), "config": (0, 0), "reload": (0, 0), "help": (0, 0), "undo": (0, 1),
+    "plan": (0, 4),
 }
 """Subcommand → (min, max) arguments. A line that does not fit is a prompt: `%agent stop the server`;
 a bare `%agent` is `help`."""
 
 
+PLAN_COMMAND = "%agent plan"
+"""`line()` returns this as the options of a `plan run`/`plan cells` line: `prompt()` awaits it like a prompt."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # type: ignore[override]
         raise UsageError(f"%%agent: {message}. Usage: %%agent [--agent NAME] [--model PROVIDER/MODEL] "
-                         "[--session ID | --new] [--bg]")
+                         "[--session ID | --new] [--bg], or %%agent --plan ID --step N for a plan's step")
 
 
 def parse_options(args: str) -> argparse.Namespace:
@@ -67,6 +81,8 @@ def parse_options(args: str) -> argparse.Namespace:
     group.add_argument("--session", "-s")
     group.add_argument("--new", "-n", action="store_true")
     parser.add_argument("--bg", action="store_true")
+    parser.add_argument("--plan")
+    parser.add_argument("--step", type=_step_number)
     try:
         words = shlex.split(args)
     except ValueError as exc:
@@ -75,7 +91,43 @@ def parse_options(args: str) -> argparse.Namespace:
     if rest:
         raise UsageError(f"%%agent: unknown option(s) {' '.join(rest)}; the prompt goes on the lines below "
                          "%%agent, or after %agent on one line")
+    if options.step is not None and options.plan is None:
+        raise UsageError("%%agent: --step needs --plan: a step belongs to a plan, e.g. %%agent --plan ID --step 2 "
+                         "(%agent plan lists the plans)")
+    if options.plan is not None:
+        if options.step is None:
+            raise UsageError(f"%%agent: --plan {options.plan} needs --step N: which step of the plan to carry out "
+                             "(%agent plan run runs all that are left)")
+        clash = [name for name, on in (("--agent", options.agent), ("--session", options.session),
+                                       ("--new", options.new), ("--bg", options.bg)) if on]
+        if clash:
+            raise UsageError(f"%%agent: a plan step cannot take {', '.join(clash)}: it runs in its plan's session "
+                             "with the build agent, attached so a failure stops the cells after it")
     return options
+
+
+def _step_number(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"--step takes a step number (1, 2, …), not {value!r}")
+    return int(value)
+
+
+def parse_plan_line(args: list[str]) -> tuple[str, str | None, int | None] | None:
+    """`list`, `run [ID] [--from N]` or `cells [ID]` after `%agent plan`: (action, plan id, from); None when
+    the words are a prompt (`%agent plan this first`)."""
+    if not args or args == ["list"]:
+        return "list", None, None
+    action, rest = args[0], args[1:]
+    start: int | None = None
+    if action == "run" and "--from" in rest:
+        at = rest.index("--from")
+        if at + 1 >= len(rest) or not rest[at + 1].isdigit() or int(rest[at + 1]) < 1:
+            raise UsageError("%agent plan run: --from takes a step number, e.g. %agent plan run --from 2")
+        start = int(rest[at + 1])
+        rest = rest[:at] + rest[at + 2:]
+    if action not in ("run", "cells") or len(rest) > 1 or any(word.startswith("-") for word in rest):
+        return None
+    return action, rest[0] if rest else None, start
 
 
 def split_line(line: str) -> tuple[str | None, list[str]]:
@@ -88,6 +140,8 @@ def split_line(line: str) -> tuple[str | None, list[str]]:
     low, high = SUBCOMMANDS[words[0]]
     args = words[1:]
     if words[0] == "sessions" and args not in ([], ["--all"]):
+        return None, []
+    if words[0] == "plan" and parse_plan_line(args) is None:
         return None, []
     if low <= len(args) <= high:
         return words[0], args
@@ -142,6 +196,9 @@ class AgentMagics(Magics):
             prompt = (line, cell) if cell is not None else self.line(line)
             if prompt is None:
                 return
+            if prompt[0] == PLAN_COMMAND or "--plan" in prompt[0]:
+                raise UsageError("%agent: plan steps run only from a cell of their own (%%agent --plan ID --step "
+                                 "N, or %agent plan run on a line at the top of a cell), not from inside a block")
             request = self.request(*prompt)
         coroutine = self.agent.prompt(**{**request, "background": True})
         try:
@@ -161,8 +218,11 @@ class AgentMagics(Magics):
             self.display(listing.text(f"%agent: {task.exception()}"))  # nobody awaits it: show it in its cell
 
     def line(self, line: str) -> tuple[str, str] | None:
-        """Show a subcommand's output, or split a one-line prompt into (options, prompt)."""
+        """Show a subcommand's output, or return the arguments of `prompt()`: a one-line prompt split into
+        (options, prompt), or (PLAN_COMMAND, args) for the plan subcommands that run steps or change cells."""
         command, args = split_line(line)
+        if command == "plan" and args and args[0] in ("run", "cells"):
+            return PLAN_COMMAND, " ".join(args)
         if command is not None:
             self.display(self.subcommand(command, args))
             return None
@@ -180,6 +240,24 @@ class AgentMagics(Magics):
                 "session": parsed.session, "new": parsed.new, "background": parsed.bg}
 
     async def prompt(self, options: str, prompt: str) -> None:
+        from . import plans
+
+        if options == PLAN_COMMAND:
+            parsed = parse_plan_line(prompt.split())
+            assert parsed is not None
+            action, plan_id, start = parsed
+            if action == "cells":
+                shown = await plans.cells_here(self.agent, plan_id)
+            else:
+                shown = await plans.run_remaining(self.agent, plan_id, start)
+            if shown is not None:
+                self.display(shown)
+            return
+        parsed_options = parse_options(options)
+        if parsed_options.plan is not None:
+            await plans.run_step(self.agent, parsed_options.plan, parsed_options.step, prompt,
+                                 model=parsed_options.model)
+            return
         await self.agent.prompt(**self.request(options, prompt))
 
     def subcommand(self, command: str, args: list[str]) -> dict[str, str]:
@@ -230,8 +308,10 @@ class AgentMagics(Magics):
                                        policy=agent.settings.permission, reason=agent.presence.reason)
         if command == "config":
             return listing.config(ws)
-        if command == "undo":
-            if ws.kernel is None:
-                return listing.text("Nothing to undo: the agents have no kernel here.")
-            return listing.text(ws.kernel.undo(args[0] if args else None))
+        if command == "plan":
+            from . import plans
+
+            return plans.list_plans(agent)
+        if command == "undo":  # cells may need the front end: an awaitable bundle, shown when it is ready
+            return agent.undo(args[0] if args else None)  # type: ignore[return-value]
         raise UsageError(f"%agent: unknown subcommand {command}")

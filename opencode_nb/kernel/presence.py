@@ -12,7 +12,6 @@ without one the kernel is headless for good, and every ask is answered at once b
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import time
 from collections.abc import Callable
@@ -22,11 +21,7 @@ if TYPE_CHECKING:  # the extension must load fast: pydantic models are imported 
     from ..permission.events import PermissionRequest
     from ..question.events import QuestionRequest
 
-log = logging.getLogger(__name__)
-
 Mode = Literal["unknown", "interactive", "headless", "terminal"]
-
-COMM_TARGET = "opencode_nb"
 
 
 class Presence:
@@ -42,28 +37,21 @@ class Presence:
             # render a view at once (JupyterLab draws only the cells in sight), so do not wait for one.
             self.mode, self.reason = "interactive", "a Jupyter server started the kernel for a notebook"
         self.frontend: dict[str, Any] | None = None
-        """The labextension's hello (`{"hello": …, "path": …}`), when it answered."""
+        """The labextension's latest hello (`{"hello", "version", "capabilities", "path", "frontend"}`)."""
         self.policy = policy
-        self.comm: Any = None
         self._waiters: list[asyncio.Future[None]] = []
 
     # ------------------------------------------------------------------------------------------ signals
 
-    def open_comm(self) -> None:
-        """Open the `opencode_nb` comm; the front-end extension answers with a hello when present."""
-        try:
-            from comm import create_comm
+    def greeted(self, hello: dict[str, Any]) -> None:
+        """The JupyterLab extension said hello (`Frontend` passes it on): a person has the notebook open.
 
-            self.comm = create_comm(target_name=COMM_TARGET, data={"hello": "kernel"})
-            self.comm.on_msg(self._on_comm_msg)
-        except Exception:  # no kernel (terminal IPython), or a comm implementation that refuses
-            log.debug("could not open the opencode_nb comm", exc_info=True)
-
-    def _on_comm_msg(self, msg: dict[str, Any]) -> None:
-        data = msg.get("content", {}).get("data", {}) or {}
-        if "hello" in data:
-            self.frontend = dict(data)
-            self.present("the JupyterLab extension answered")
+        This is the one exact signal; the others (the server's variable, a rendered view) only suggest it.
+        May be called from any thread.
+        """
+        self.frontend = dict(hello)
+        name = hello.get("frontend") or hello.get("hello") or "JupyterLab"
+        self.present(f"{name} answered with the opencode_nb extension", exact=True)
 
     def watch(self, widget: Any) -> None:
         """Count the front end's renderings of `widget` as a sign of a person."""
@@ -77,9 +65,9 @@ class Presence:
 
         widget.observe(seen, "_view_count")
 
-    def present(self, reason: str) -> None:
-        """A front end showed itself; may be called from any thread."""
-        if self.mode in ("interactive", "terminal"):
+    def present(self, reason: str, *, exact: bool = False) -> None:
+        """A front end showed itself; may be called from any thread. An exact sign replaces a guessed reason."""
+        if self.mode == "terminal" or (self.mode == "interactive" and not exact):
             return
         self.mode, self.reason = "interactive", reason
         for waiter in self._waiters:

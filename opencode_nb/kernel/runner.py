@@ -10,6 +10,11 @@ and its view says so. Each run happens in a task of its own on the kernel's loop
 - detached (`--bg`): the cell returns at once and the view keeps updating.
 
 When a run ends its live view is replaced, in place, by the static transcript.
+
+Each run is a turn of the journal: the run's task sets `journal.TURN`, so whatever its tools (and its
+subagents' tools) do to cells and bindings is recorded there, and `%agent undo` takes the turn back.
+The cell a prompt came from is read when the prompt starts, from the request JupyterLab sent (`cellId`)
+and the source the kernel received, so inserted cells can go right below it.
 """
 
 from __future__ import annotations
@@ -22,18 +27,22 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .activity import CellActivity
+from .frontend import Frontend
+from .journal import TURN, Journal
 from .presence import Presence
 from .settings import Agent
 
 if TYPE_CHECKING:
-    from ..session.models import AssistantMessage
+    from ..session.models import AssistantMessage, Part
     from ..views import SessionView, ViewHub
     from ..workspace import Workspace
+    from .cells import NotebookCells
 
 log = logging.getLogger(__name__)
 
@@ -50,13 +59,26 @@ class Run:
     started: bool = False
     stop_requested: bool = False
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    cell_id: str | None = None
+    """The id of the cell the prompt came from, when the front end sent it (JupyterLab does)."""
+    cell_source: str | None = None
+    """That cell's text as the kernel received it (how a cell is found in a file when no id came)."""
 
 
 class NotebookAgent:
-    def __init__(self, shell: Any, settings: Agent, presence: Presence) -> None:
+    def __init__(self, shell: Any, settings: Agent, presence: Presence, *, frontend: Frontend | None = None,
+                 activity: CellActivity | None = None) -> None:
         self.shell = shell
         self.settings = settings
         self.presence = presence
+        self.frontend = frontend if frontend is not None else Frontend(on_hello=presence.greeted)
+        """The `opencode_nb` comm to the JupyterLab extension."""
+        self.activity = activity if activity is not None else CellActivity()
+        """Which cell the kernel executes now."""
+        self.journal = Journal()
+        """What each turn did, for `%agent undo`."""
+        self.pending: set[asyncio.Future[Any]] = set()
+        """Subcommands still waiting on the front end; the `%agent` line awaits them before it ends."""
         self.session_id: str | None = None
         """The notebook's current session: consecutive prompts continue it."""
         self.runs: list[Run] = []
@@ -75,9 +97,14 @@ class NotebookAgent:
     @property
     def notebook_path(self) -> str | None:
         """The notebook's path: JupyterLab's hello, else what jupyter_server told the kernel."""
-        if self.presence.frontend and self.presence.frontend.get("path"):
-            return str(self.presence.frontend["path"])
-        return os.environ.get("JPY_SESSION_NAME") or None
+        return self.frontend.path or os.environ.get("JPY_SESSION_NAME") or None
+
+    @property
+    def notebook(self) -> NotebookCells:
+        """The notebook's cells (as `ws.notebook`), waiting for the workspace if it is still being built."""
+        cells = self.workspace().notebook
+        assert cells is not None, "the kernel's workspace always has its notebook"
+        return cells  # type: ignore[return-value]
 
     @property
     def directory(self) -> Path:
@@ -108,6 +135,7 @@ class NotebookAgent:
     def _build(self, directory: Path) -> Workspace:
         from ..workspace import Workspace
         from .bridge import IPythonBridge
+        from .cells import NotebookCells
 
         ws = Workspace(directory)
         if BUILTIN_DEMO_PROVIDER not in ws.config.provider:
@@ -117,7 +145,11 @@ class NotebookAgent:
             ws.providers.register(BUILTIN_DEMO_PROVIDER, Scripted(respond=DemoModel()))
         ws.permissions.policy = self.presence.permission
         ws.questions.policy = self.presence.question
-        ws.kernel = IPythonBridge(self.shell, lambda: self.notebook_path)
+        bridge = IPythonBridge(self.shell, lambda: self.notebook_path, journal=self.journal)
+        ws.kernel = bridge
+        ws.notebook = NotebookCells(shell=self.shell, frontend=self.frontend, mode=lambda: self.presence.mode,
+                                    activity=self.activity, journal=self.journal, runner=bridge.live,
+                                    root_of=ws.sessions.root_of)
         if self.presence.mode == "terminal":
             from .terminal import wire
 
@@ -203,12 +235,16 @@ class NotebookAgent:
     # ------------------------------------------------------------------------------------------ running
 
     async def prompt(self, text: str, *, agent: str | None = None, model: str | None = None,
-                     session: str | None = None, new: bool = False, background: bool = False) -> Any:
+                     session: str | None = None, new: bool = False, background: bool = False,
+                     parts: Sequence[Part] = ()) -> Any:
         ws = await self.aworkspace()
         session_id = self.choose_session(ws, session=session, new=new)
-        run = Run(session_id)
+        run = Run(session_id, cell_id=_calling_cell_id(self.shell) or None)
+        if self.activity.running is not None:
+            run.cell_source = self.activity.running.source
+            run.cell_id = run.cell_id or self.activity.running.cell_id
         run.task = asyncio.ensure_future(self._run(ws, run, text, agent=agent or self.settings.agent,
-                                                   model=model or self.settings.model))
+                                                   model=model or self.settings.model, parts=parts))
         self.runs.append(run)
         run.task.add_done_callback(lambda _: self._forget(run))
         if (background or self.detached) and self.presence.mode != "headless":
@@ -256,7 +292,8 @@ class NotebookAgent:
                 item.task.cancel()
         return count
 
-    async def _run(self, ws: Workspace, run: Run, text: str, *, agent: str | None, model: str | None) -> str | None:
+    async def _run(self, ws: Workspace, run: Run, text: str, *, agent: str | None, model: str | None,
+                   parts: Sequence[Part] = ()) -> str | None:
         from IPython.display import display
 
         from .. import id as ids
@@ -264,13 +301,15 @@ class NotebookAgent:
         from ..views import SessionView, transcript_bundle
         from ..views.records import AskRecorder
         from . import listing
+        from .plans import save_callback
 
         view: SessionView | None = None
         handle: Any = None
         if self.presence.mode == "terminal":
             handle = _Silent()  # the session was printed as it happened
         elif self.presence.mode != "headless":
-            view = SessionView(ws, self.hub, run.session_id, floor="~", on_stop=lambda: self.stop(run))
+            view = SessionView(ws, self.hub, run.session_id, floor="~", on_stop=lambda: self.stop(run),
+                               on_save_plan=save_callback(self, ws))
             self.presence.watch(view.widget)
             handle = display(view.widget, display_id=True)
         else:
@@ -278,6 +317,7 @@ class NotebookAgent:
                              display_id=True)
         status, result, floor, started = "done", None, "~", time.time()
         recorder = AskRecorder(ws.bus, run.session_id)
+        TURN.set(self.journal.begin(run.session_id, cell_id=run.cell_id, cell_source=run.cell_source))
         try:
             await self.presence.decide(self.settings.probe_timeout_s)
             lock = self._locks.setdefault(run.session_id, asyncio.Lock())
@@ -290,7 +330,7 @@ class NotebookAgent:
                 if view is not None:
                     view.floor = floor
                     view.start()
-                result = await self._send(ws, run.session_id, text, agent=agent, model=model)
+                result = await self._send(ws, run.session_id, text, agent=agent, model=model, parts=parts)
                 status = _status_of(result, run)
         except asyncio.CancelledError:
             status = "stopped"
@@ -322,13 +362,54 @@ class NotebookAgent:
         return _failure(status, result)
 
     async def _send(self, ws: Workspace, session_id: str, text: str, *, agent: str | None,
-                    model: str | None) -> AssistantMessage | str | None:
+                    model: str | None, parts: Sequence[Part] = ()) -> AssistantMessage | str | None:
         from ..command import parse_slash
 
         slash = parse_slash(text)
         if slash is not None:
             return await ws.command(session_id, slash[0], slash[1], agent=agent, model=model)
-        return await ws.prompt(session_id, text.strip(), agent=agent, model=model)
+        return await ws.prompt(session_id, text.strip(), agent=agent, model=model, parts=parts)
+
+    # ------------------------------------------------------------------------------------------ undo
+
+    async def undo(self, run_id: str | None = None) -> dict[str, str]:
+        """`%agent undo [RUN]`: the latest turn's cells and bindings, or one live run's bindings."""
+        from . import listing
+
+        ws = await self.aworkspace()
+        if ws.notebook is None:
+            return listing.text("Nothing to undo: the agents have no kernel here.")
+        return listing.text(await ws.notebook.undo(run_id))  # type: ignore[attr-defined]
+
+    def later(self, bundle: Any, show: Callable[[dict[str, str]], None]) -> None:
+        """Show a subcommand's output once it is ready: it waits on the front end, which needs the loop free.
+
+        The task keeps the cell's context, so its output lands in the cell that asked; a top-level `%agent`
+        line awaits it (`settle`) before the cell ends.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            show(asyncio.run(_awaited(bundle)))  # terminal IPython between cells: no loop runs
+            return
+
+        async def finish() -> None:
+            from . import listing
+
+            try:
+                shown = await bundle
+            except Exception as exc:  # nobody may await this task: say what went wrong where it was asked
+                shown = listing.text(f"%agent: {exc}")
+            show(shown)
+
+        task = asyncio.ensure_future(finish())
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
+
+    async def settle(self) -> None:
+        """Wait for the subcommands still finishing, so their output lands before the cell ends."""
+        while self.pending:
+            await asyncio.gather(*list(self.pending))
 
     async def aclose(self) -> None:
         self.stop()
@@ -340,6 +421,20 @@ class NotebookAgent:
             self._hub.close()
         if self._workspace is not None and self._workspace.done() and self._workspace.exception() is None:
             await self._workspace.result().aclose()
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _calling_cell_id(shell: Any) -> str | None:
+    """The id JupyterLab puts in the metadata of the execute request of the cell running now."""
+    kernel = getattr(shell, "kernel", None)
+    try:
+        parent = kernel.get_parent() if kernel is not None else None
+    except Exception:
+        return None
+    return ((parent or {}).get("metadata") or {}).get("cellId")
 
 
 class _Silent:

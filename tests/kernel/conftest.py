@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from .frontend import FakeFrontend
+from .frontend import FakeExtension, FakeFrontend
 
 ASK_BASH = {"bash": {"*": "ask", "sleep *": "allow"}, "edit": "ask"}
 
@@ -22,7 +22,7 @@ def kernel(tmp_path: Path) -> Iterator[Callable[..., FakeFrontend]]:
     def start(script: list[dict[str, Any]], *, permission: Any = None, render_views: bool = True,
               env: dict[str, str] | None = None, files: dict[str, str] | None = None,
               hello: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
-              from_config: bool = False) -> FakeFrontend:
+              from_config: bool = False, extension: FakeExtension | None = None) -> FakeFrontend:
         project = tmp_path / "project"
         project.mkdir(exist_ok=True)
         subprocess.run(["git", "init", "-q", str(project)], check=True)
@@ -37,7 +37,7 @@ def kernel(tmp_path: Path) -> Iterator[Callable[..., FakeFrontend]]:
         kernel_env.update(env or {})
         arguments = ["--InteractiveShellApp.extensions=opencode_nb"] if from_config else []
         frontend = FakeFrontend(str(project), kernel_env, render_views=render_views, hello=hello,
-                                extra_arguments=arguments)
+                                extra_arguments=arguments, extension=extension)
         started.append(frontend)
         if not from_config:
             assert frontend.run("%load_ext opencode_nb")["content"]["status"] == "ok"

@@ -1,0 +1,294 @@
+"""The kernel's end of the `opencode_nb` comm, which the JupyterLab extension answers (labextension/PROTOCOL.md).
+
+Either side may open the comm: the kernel opens one when the extension loads, and registers the target so
+a page opened or reloaded later can open its own. Whichever comm sent the latest hello is the live one,
+and requests go there. A request carries a fresh id and waits, with a timeout, for the one reply whose
+`reply_to` names it; events (`cell_done`) name the request they belong to.
+
+Comm callbacks may run on a thread other than the kernel loop's (JupyterLab sends comm messages over
+kernel subshells, which ipykernel 7.0–7.3 handle on their own threads), and while an `%%agent` cell
+awaits, ipykernel 7.4 dispatches them beside it. So a callback only reads the message and hands the
+result to the waiting loop with `call_soon_threadsafe`; it never waits for anything itself, or the
+kernel would stop handling the very reply it waits for.
+
+This module imports nothing heavy: it is built when the extension loads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+COMM_TARGET = "opencode_nb"
+
+REQUEST_TIMEOUT_S = 10.0
+"""How long a request waits for its reply unless the caller says otherwise (running cells says otherwise)."""
+
+Event = Callable[[dict[str, Any]], None]
+
+
+class FrontendError(Exception):
+    """A request to the front end could not be made or failed; `str()` says what and what to do."""
+
+
+class FrontendTimeout(FrontendError):
+    """No reply came in time; the front end may still be doing what it was asked."""
+
+
+NO_EXTENSION = (
+    "The opencode_nb JupyterLab extension is not connected to this kernel, so the live notebook cannot be "
+    "reached. It ships with the opencode-nb package: check that `jupyter labextension list` shows "
+    "opencode-nb enabled, then reload the page.")
+
+
+@dataclass
+class _Pending:
+    action: str
+    comm: Any
+    loop: asyncio.AbstractEventLoop | None
+    future: asyncio.Future[dict[str, Any]] | None
+    on_event: Event | None
+
+
+class Frontend:
+    """The comm client: who answered, what it can do, and requests to it."""
+
+    def __init__(self, *, version: str = "", on_hello: Callable[[dict[str, Any]], None] | None = None) -> None:
+        """`on_hello(hello)` is told each hello, on whatever thread the comm delivers it."""
+        self.version = version
+        self.on_hello = on_hello
+        self.hello: dict[str, Any] | None = None
+        """The latest hello: `{hello, version, capabilities, path, frontend}`; kept after its comm closes."""
+        self._live: Any = None
+        self._own: Any = None
+        self._pending: dict[str, _Pending] = {}
+        self._listeners: list[tuple[Event, asyncio.AbstractEventLoop | None]] = []
+        self._lock = threading.Lock()
+        self._registered = False
+
+    # ------------------------------------------------------------------------------------------ state
+
+    @property
+    def live(self) -> bool:
+        """A comm whose hello we have is open: requests can be made."""
+        return self._live is not None
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return frozenset((self.hello or {}).get("capabilities") or [])
+
+    @property
+    def path(self) -> str | None:
+        """The notebook's path relative to the server root, as the extension said."""
+        path = (self.hello or {}).get("path")
+        return str(path) if path else None
+
+    @property
+    def name(self) -> str:
+        """`JupyterLab 4.6.6` and the extension's version, for messages."""
+        hello = self.hello or {}
+        name = str(hello.get("frontend") or hello.get("hello") or "the front end")
+        return f"{name} (extension {hello['version']})" if hello.get("version") else name
+
+    # ------------------------------------------------------------------------------------------ opening
+
+    def open(self) -> None:
+        """Register the comm target and open our own comm; quietly nothing where comms are unavailable."""
+        try:
+            from comm import create_comm, get_comm_manager
+
+            manager = get_comm_manager()
+            manager.register_target(COMM_TARGET, self._opened_by_frontend)
+            self._registered = True
+            self._own = create_comm(target_name=COMM_TARGET, data={"hello": "kernel", "version": self.version})
+            self._attach(self._own)
+        except Exception:  # terminal IPython, or a comm implementation that refuses
+            log.debug("could not open the opencode_nb comm", exc_info=True)
+
+    def close(self) -> None:
+        """Unregister the target and close our comm (the extension is unloaded)."""
+        if self._registered:
+            try:
+                from comm import get_comm_manager
+
+                get_comm_manager().unregister_target(COMM_TARGET, self._opened_by_frontend)
+            except Exception:
+                log.debug("could not unregister the opencode_nb target", exc_info=True)
+            self._registered = False
+        with self._lock:
+            comms = {id(c): c for c in (self._own, self._live) if c is not None}
+        for comm in comms.values():
+            self._closed(comm)
+            try:
+                comm.close()
+            except Exception:
+                log.debug("could not close an opencode_nb comm", exc_info=True)
+
+    def _opened_by_frontend(self, comm: Any, msg: dict[str, Any]) -> None:
+        self._attach(comm)
+        data = (msg.get("content") or {}).get("data") or {}
+        if "hello" in data:
+            self._greeted(comm, data)
+
+    def _attach(self, comm: Any) -> None:
+        comm.on_msg(lambda msg: self._received(comm, msg))
+        comm.on_close(lambda msg: self._closed(comm))
+
+    # ------------------------------------------------------------------------------------------ receiving
+
+    def _received(self, comm: Any, msg: dict[str, Any]) -> None:
+        data = (msg.get("content") or {}).get("data") or {}
+        if not isinstance(data, dict):
+            return
+        if "hello" in data:
+            self._greeted(comm, data)
+        elif "reply_to" in data:
+            self._replied(data)
+        elif "event" in data:
+            self._event(data)
+
+    def _greeted(self, comm: Any, hello: dict[str, Any]) -> None:
+        with self._lock:
+            self._live = comm
+            self.hello = dict(hello)
+        if self.on_hello is not None:
+            self.on_hello(dict(hello))
+
+    def _replied(self, data: dict[str, Any]) -> None:
+        with self._lock:
+            pending = self._pending.pop(str(data.get("reply_to")), None)
+        if pending is None:
+            log.debug("a reply nobody waits for: %s", data.get("reply_to"))
+            return
+        if pending.future is None:  # sent without waiting (`send`): only a failure is worth a word
+            if not data.get("ok"):
+                log.warning("the front end could not %s: %s", pending.action, data.get("error"))
+            return
+        future = pending.future
+        assert pending.loop is not None
+        pending.loop.call_soon_threadsafe(lambda: future.done() or future.set_result(data))
+
+    def _event(self, data: dict[str, Any]) -> None:
+        with self._lock:
+            pending = self._pending.get(str(data.get("request_id")))
+            listeners = list(self._listeners)
+        targets: list[tuple[Event, asyncio.AbstractEventLoop | None]] = list(listeners)
+        if pending is not None and pending.on_event is not None:
+            targets.append((pending.on_event, pending.loop))
+        for callback, loop in targets:
+            if loop is not None and not loop.is_closed():
+                loop.call_soon_threadsafe(_quietly, callback, data)
+            else:
+                _quietly(callback, data)
+
+    def _closed(self, comm: Any) -> None:
+        with self._lock:
+            if self._own is comm:
+                self._own = None
+            if self._live is comm:
+                self._live = None
+            gone = [(rid, p) for rid, p in self._pending.items() if p.comm is comm]
+            for rid, _ in gone:
+                del self._pending[rid]
+        for _, pending in gone:
+            if pending.future is not None and pending.loop is not None and not pending.loop.is_closed():
+                error = FrontendError(f"The front end closed the connection (the page was reloaded or the notebook "
+                                      f"closed) before it answered {pending.action}.")
+                future = pending.future
+                pending.loop.call_soon_threadsafe(lambda f=future, e=error: f.done() or f.set_exception(e))
+
+    def subscribe(self, callback: Event) -> Callable[[], None]:
+        """Be told every event (`cell_done`, …), on the loop running now if any; returns the unsubscriber."""
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        entry = (callback, loop)
+        with self._lock:
+            self._listeners.append(entry)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if entry in self._listeners:
+                    self._listeners.remove(entry)
+
+        return unsubscribe
+
+    # ------------------------------------------------------------------------------------------ requesting
+
+    def require(self, action: str) -> Any:
+        """The live comm, if it can do `action`.
+
+        Raises:
+            FrontendError: no extension answers, or the one that does cannot do `action`.
+        """
+        with self._lock:
+            comm, hello = self._live, self.hello
+        if comm is None:
+            raise FrontendError(NO_EXTENSION)
+        if action not in set((hello or {}).get("capabilities") or []):
+            raise FrontendError(f"{self.name} cannot {action}: update the opencode_nb JupyterLab extension "
+                                "(it ships with the opencode-nb package) and reload the page.")
+        return comm
+
+    async def request(self, action: str, timeout_s: float = REQUEST_TIMEOUT_S, *, on_event: Event | None = None,
+                      **params: Any) -> dict[str, Any]:
+        """Send `{request_id, action, **params}` and return the reply (`ok: true`).
+
+        Args:
+            on_event: told each event of this request (`cell_done` while cells run), on this loop.
+
+        Raises:
+            FrontendError: no extension, a missing capability, the comm closed, or the extension answered
+                `ok: false` (its `error` is in the message).
+            FrontendTimeout: no reply within `timeout_s`.
+        """
+        comm = self.require(action)
+        loop = asyncio.get_running_loop()
+        request_id = _request_id()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        with self._lock:
+            self._pending[request_id] = _Pending(action, comm, loop, future, on_event)
+        try:
+            comm.send({"request_id": request_id, "action": action, **params})
+            async with asyncio.timeout(timeout_s):
+                reply = await future
+        except TimeoutError:
+            raise FrontendTimeout(f"{self.name} did not answer {action} within {timeout_s:g} s.") from None
+        finally:
+            with self._lock:
+                self._pending.pop(request_id, None)
+        if not reply.get("ok"):
+            raise FrontendError(f"{self.name} could not {action}: {reply.get('error') or 'it gave no reason'}")
+        return reply
+
+    def send(self, action: str, **params: Any) -> str:
+        """Send a request without waiting for its reply (a failure is logged); returns its id.
+
+        Raises:
+            FrontendError: no extension, or it cannot do `action`.
+        """
+        comm = self.require(action)
+        request_id = _request_id()
+        with self._lock:
+            self._pending[request_id] = _Pending(action, comm, None, None, None)
+        comm.send({"request_id": request_id, "action": action, **params})
+        return request_id
+
+
+def _request_id() -> str:
+    return f"req_{uuid.uuid4().hex}"
+
+
+def _quietly(callback: Event, data: dict[str, Any]) -> None:
+    try:
+        callback(data)
+    except Exception:
+        log.exception("an opencode_nb event callback failed")

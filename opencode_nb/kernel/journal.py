@@ -1,0 +1,117 @@
+"""What each turn did to the notebook and the namespace, so `%agent undo` can take the whole turn back.
+
+A turn is one prompt's run. The runner opens it in the run's own task and sets `TURN`; the loop's tool
+calls and the tasks of subagents are created inside that task, so they inherit the variable and record
+into the same turn without being told. A change made outside any turn (a tool called from a script)
+becomes a turn of its own.
+
+Changes are kept in the order they happened; undo walks them newest first, so a cell the agent inserted
+and then edited is first restored to what was inserted, then deleted. Each change keeps what the agent
+left behind, which is how undo sees that the person changed a cell since and leaves it alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+KEEP_TURNS = 20
+"""How many turns can be undone; older ones are forgotten."""
+
+
+@dataclass(frozen=True)
+class LiveRun:
+    """A live python run (tool or kernel-side cell run) whose bindings `LiveRunner.undo` can take back."""
+
+    run_id: str
+
+
+@dataclass(frozen=True)
+class Inserted:
+    cell_id: str
+    source: str
+    """What the agent put in it: if the cell reads otherwise at undo time, the person changed it."""
+
+
+@dataclass(frozen=True)
+class Replaced:
+    cell_id: str
+    before_source: str
+    before_type: str
+    after_source: str
+    after_type: str
+
+
+@dataclass(frozen=True)
+class Deleted:
+    cell: dict[str, Any]
+    """The cell as it was (`Cell.model_dump()`), outputs included."""
+    index: int
+    """Its position before the deletion."""
+
+
+Change = LiveRun | Inserted | Replaced | Deleted
+
+_order = itertools.count()
+
+
+@dataclass(eq=False)
+class Turn:
+    session_id: str | None
+    """The session whose prompt started the turn (its subagents' changes land here too)."""
+    cell_id: str | None = None
+    """The calling cell, when known."""
+    cell_source: str | None = None
+    """The calling cell's text as the kernel received it."""
+    started: float = field(default_factory=time.time)
+    changes: list[tuple[int, Change]] = field(default_factory=list)
+    below_calling: str | None = None
+    """The last cell this turn inserted below the calling cell: the next such insert goes below it, so the
+    cells read in the order they were made."""
+
+    def record(self, change: Change) -> None:
+        self.changes.append((next(_order), change))
+
+    @property
+    def latest(self) -> int:
+        return self.changes[-1][0] if self.changes else -1
+
+
+TURN: ContextVar[Turn | None] = ContextVar("opencode_nb_turn", default=None)
+
+
+class Journal:
+    def __init__(self) -> None:
+        self.turns: list[Turn] = []
+        """Turns that changed something, oldest first."""
+        self._origins: dict[str, Turn] = {}
+
+    def begin(self, session_id: str, *, cell_id: str | None = None, cell_source: str | None = None) -> Turn:
+        """A new turn, kept once it changes something; the caller sets `TURN` to it in the run's task."""
+        turn = Turn(session_id, cell_id, cell_source)
+        self._origins[session_id] = turn
+        return turn
+
+    def origin(self, session_id: str) -> Turn | None:
+        """The latest turn a prompt to `session_id` started: where that prompt came from."""
+        return self._origins.get(session_id)
+
+    def record(self, change: Change) -> None:
+        """Add `change` to the current turn, or to a turn of its own outside any."""
+        turn = TURN.get() or Turn(None)
+        if not any(t is turn for t in self.turns):
+            self.turns.append(turn)
+            while len(self.turns) > KEEP_TURNS:
+                self.turns.pop(0)
+        turn.record(change)
+
+    def latest(self) -> Turn | None:
+        """The turn with the newest change, if any turn changed anything."""
+        done = [t for t in self.turns if t.changes]
+        return max(done, key=lambda t: t.latest) if done else None
+
+    def remove(self, turn: Turn) -> None:
+        self.turns = [t for t in self.turns if t is not turn]
