@@ -1,4 +1,4 @@
-"""The data-exploration notebook runs headless on the built-in scripted model, as CI runs it."""
+"""The notebooks run headless on the built-in scripted model, as CI runs them."""
 
 from __future__ import annotations
 
@@ -8,19 +8,50 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbformat import NotebookNode
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 pytestmark = pytest.mark.timeout(300)
 
 
+def headless_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_NB_") and k != "JPY_SESSION_NAME"}
+    return {**env, "OPENCODE_NB_HEADLESS": "1", "OPENCODE_NB_DATA_DIR": str(tmp_path / "data"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+
+
+def run_in_order(notebook: NotebookNode, path: Path, env: dict[str, str]) -> NotebookNode:
+    """Run the cells top to bottom as a person in a front end would, headless.
+
+    nbclient runs its own copy of the notebook and tells the kernel nothing about the file, so the kernel is
+    given the file (`OPENCODE_NB_NOTEBOOK`) and changes that; after each cell, the cells an agent inserted
+    there are put into the copy at the same place, as a front end would show them, and run in their turn.
+    """
+    nbformat.write(notebook, path)
+    client = NotebookClient(notebook, timeout=240, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    with client.setup_kernel(env={**env, "OPENCODE_NB_NOTEBOOK": str(path)}):
+        index = 0
+        while index < len(notebook.cells):
+            client.execute_cell(notebook.cells[index], index)
+            on_disk = nbformat.read(path, as_version=4).cells
+            known = {cell.id for cell in notebook.cells}
+            for position, cell in enumerate(on_disk):
+                if cell.id not in known:
+                    before = on_disk[position - 1].id if position else None
+                    at = next((i + 1 for i, c in enumerate(notebook.cells) if c.id == before), 0)
+                    notebook.cells.insert(at, cell)
+                    known.add(cell.id)
+            index += 1
+    return notebook
+
+
 def test_the_data_exploration_notebook_explores_in_a_sandbox_then_cleans_live_and_undoes(tmp_path):
     notebook = nbformat.read(NOTEBOOKS / "data_exploration.ipynb", as_version=4)
     client = NotebookClient(notebook, timeout=240, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}})
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_NB_") and k != "JPY_SESSION_NAME"}
-    client.execute(env={**env, "OPENCODE_NB_HEADLESS": "1", "OPENCODE_NB_DATA_DIR": str(tmp_path / "data"),
-                        "XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    client.execute(env=headless_env(tmp_path))
     code = [c for c in notebook.cells if c.cell_type == "code"]
 
     def text(cell) -> str:
@@ -35,3 +66,33 @@ def test_the_data_exploration_notebook_explores_in_a_sandbox_then_cleans_live_an
     assert text(code[5]) == "(38, 5)"
     assert "Undone: removed clean." in text(code[6])
     assert text(code[7]) == "(False, (42, 5))"
+
+
+def test_plan_then_execute_saves_the_approved_plan_as_step_cells_that_run_and_tick_one_by_one(tmp_path):
+    recorded = nbformat.read(NOTEBOOKS / "plan_then_execute.ipynb", as_version=4)
+    inserted = [c for c in recorded.cells if "plan" in c.metadata.get("opencode_nb", {})]
+    assert len(inserted) == 5, "the saved notebook shows the cells its plan cell inserted"
+    notebook = nbformat.from_dict(recorded)
+    notebook.cells = [c for c in notebook.cells if "plan" not in c.metadata.get("opencode_nb", {})]
+    run_in_order(notebook, tmp_path / "plan_then_execute.ipynb", headless_env(tmp_path))
+
+    def text(cell) -> str:
+        return "\n".join(str(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+
+    sources = [c.source for c in notebook.cells]
+    asking = next(i for i, s in enumerate(sources) if s.startswith("%%agent --agent plan"))
+    assert "plan_exit Saved the plan as 2 steps in cells" in text(notebook.cells[asking])
+    assert "saved as cells below this one" in text(notebook.cells[asking])
+    title, step1_head, step1, step2_head, step2 = notebook.cells[asking + 1:asking + 6]
+    assert title.source.startswith("## Fix the inflated average") and step1_head.source.startswith("### Step 1 — ")
+    assert step2_head.source.startswith("### Step 2 — Run `python check_stats.py`")
+    plan_id = step1.source.split()[2]
+    assert step1.source.startswith(f"%%agent --plan {plan_id} --step 1\nIn `stats.py`")
+    assert step2.source.startswith(f"%%agent --plan {plan_id} --step 2\nRun `python check_stats.py`")
+    assert "Step 1 done" in text(step1) and "✓ Step 1 ticked" in text(step1)
+    assert "all checks passed" in text(step2) and "✓ Step 2 ticked" in text(step2)
+    shown = text(notebook.cells[sources.index(next(s for s in sources if s.startswith("print(next(")))])
+    assert "1. [x] In `stats.py`" in shown and "2. [x] Run `python check_stats.py`" in shown
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    assert "2/2 ticked" in text(code[-2])
+    assert f"Every step of plan {plan_id} is ticked" in text(code[-1])

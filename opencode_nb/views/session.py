@@ -8,8 +8,9 @@ permission and question services and Stop requests.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
@@ -143,16 +144,21 @@ class SessionView:
             not the whole history). None shows everything (child sessions).
         root: the top-level view of a prompt cell: it has a header with a Stop button.
         on_stop: called (on any thread) when Stop is pressed.
+        on_save_plan: in a notebook, what "Save as cells" on a plan's card calls with the session id; it
+            returns what to show beside the button. None: no such button.
     """
 
     def __init__(self, ws: Workspace, hub: ViewHub, session_id: str, *, floor: str | None = None,
-                 root: bool = True, on_stop: Callable[[], None] | None = None, replay: bool = False) -> None:
+                 root: bool = True, on_stop: Callable[[], None] | None = None, replay: bool = False,
+                 on_save_plan: Callable[[str], Awaitable[str]] | None = None) -> None:
         self.ws = ws
         self.hub = hub
         self.session_id = session_id
         self.floor = floor
         self.root = root
         self.on_stop = on_stop
+        self.on_save_plan = on_save_plan
+        self._saving: set[asyncio.Future[None]] = set()
         self.status = "starting"
         self.started_at: float | None = None
         self.ended_at: float | None = None
@@ -296,12 +302,32 @@ class SessionView:
             self._add(part.id, _TextItem(part, reasoning_html, min_interval_s=1.0))
         elif isinstance(part, ToolPart):
             kernel = self.ws.kernel
-            card = ToolCardView(part, undo=kernel.undo if kernel is not None else None)
+            card = ToolCardView(part, undo=kernel.undo if kernel is not None else None,
+                                save_plan=self._save_plan if self.on_save_plan is not None else None)
             self.cards[part.call_id] = card
             self._add(part.id, card)
             self._follow_child(card)
         elif isinstance(part, RetryPart):
             self._line(part.id, f"⟳ retry {part.attempt}: {part.error}")
+
+    def _save_plan(self, report: Callable[[str], None]) -> None:
+        """A card's "Save as cells" (on any thread): the kernel layer does it; the card shows its answer."""
+        on_save_plan = self.on_save_plan
+        assert on_save_plan is not None
+
+        async def save() -> None:
+            try:
+                message = await on_save_plan(self.session_id)
+            except Exception as exc:  # the button must say something, whatever went wrong
+                message = f"Could not save the plan as cells: {exc}"
+            report(message)
+
+        def start() -> None:
+            task = asyncio.ensure_future(save())
+            self._saving.add(task)
+            task.add_done_callback(self._saving.discard)
+
+        self.hub.call_soon(start)
 
     def _follow_child(self, card: ToolCardView) -> None:
         part = card.part
