@@ -25,6 +25,11 @@ def unload_ipython_extension(shell: Any) -> None:
     unload(shell)
 
 
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
+    """Where the built JupyterLab extension lives, for `jupyter labextension develop --overwrite .`."""
+    return [{"src": "labextension", "dest": "opencode-nb"}]
+
+
 def __getattr__(name: str) -> Any:
     # Imported on first use so `%load_ext opencode_nb` and `opencode-nb --version` stay fast.
     if name == "Workspace":

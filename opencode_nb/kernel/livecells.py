@@ -47,9 +47,11 @@ class LiveCells:
                                 total=int(reply.get("total") or 0), active_cell=reply.get("active_cell"),
                                 running_cell=reply.get("running_cell"))
 
-    async def insert(self, cells: list[dict[str, Any]], after: str | None) -> list[str]:
+    async def insert(self, cells: list[dict[str, Any]], after: str | None, *, index: int | None = None) -> list[str]:
+        """Below cell `after` (None: at the end), or at position `index` when given."""
+        place: dict[str, Any] = {"after": after} if index is None else {"index": index}
         with refused():
-            reply = await self.frontend.request("insert_cells", after=after, cells=cells)
+            reply = await self.frontend.request("insert_cells", cells=cells, **place)
         return [str(i) for i in reply.get("ids") or []]
 
     async def replace(self, cell_id: str, **fields: Any) -> Cell:
@@ -63,15 +65,9 @@ class LiveCells:
         return [(to_cell(c), int(c.get("index", -1))) for c in reply.get("deleted") or []]
 
     async def restore(self, cell: Cell, index: int) -> str:
-        """Put a deleted cell back at `index`: below the cell now just above that place, outputs and all.
-
-        The protocol inserts only below a cell or at the end, so a cell that was first comes back second.
-        """
-        snapshot = await self.read(max_output_chars=0)
-        ids = [c.id for c in snapshot.cells]
-        after = ids[min(index, len(ids)) - 1] if ids and index > 0 else (ids[0] if ids else None)
+        """Put a deleted cell back at `index`, outputs and all."""
         [new_id] = await self.insert([{"cell_type": cell.cell_type, "source": cell.source,
-                                       "metadata": cell.metadata}], after)
+                                       "metadata": cell.metadata}], None, index=max(index, 0))
         if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None):
             await self.replace(new_id, outputs=cell.outputs, execution_count=cell.execution_count)
         return new_id

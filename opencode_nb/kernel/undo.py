@@ -2,8 +2,7 @@
 
 A cell is changed back only if it still reads exactly as the agent left it; otherwise the person has
 edited it since, and it is named in the report and left as it is. A deleted cell comes back at its old
-place with its outputs (live, the protocol can only insert below a cell, so a deleted first cell comes
-back second).
+place with its outputs.
 """
 
 from __future__ import annotations

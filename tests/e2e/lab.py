@@ -107,6 +107,8 @@ class Lab:
         startup_timeout: seconds to wait for ``/api/status``.
         timeout: default Playwright timeout in seconds for waits in the page.
         viewport: browser viewport size.
+        expose_app: make the JupyterLab application reachable as ``window.jupyterapp`` in the page (for
+            ``page.evaluate`` checks of models that the DOM does not show).
     """
 
     def __init__(
@@ -119,6 +121,7 @@ class Lab:
         startup_timeout: float = 60.0,
         timeout: float = 30.0,
         viewport: tuple[int, int] = (1400, 1000),
+        expose_app: bool = False,
     ) -> None:
         self._state = Path(tempfile.mkdtemp(prefix="ocnb-lab-"))
         self.root = Path(root) if root is not None else self._state / "root"
@@ -129,6 +132,7 @@ class Lab:
         self.startup_timeout = startup_timeout
         self.timeout_ms = timeout * 1000
         self.viewport = {"width": viewport[0], "height": viewport[1]}
+        self.expose_app = expose_app
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -217,6 +221,8 @@ class Lab:
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         ]  # fmt: skip
+        if self.expose_app:
+            cmd.append("--LabApp.expose_app_in_browser=True")
         self._log_file = open(self.log_path, "wb")  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
             cmd,

@@ -122,7 +122,10 @@ class FakeExtension:
 
     def _insert_cells(self, data: dict[str, Any]) -> dict[str, Any]:
         after = data.get("after")
-        index = self._index(after) + 1 if after is not None else len(self.nb.cells)
+        if data.get("index") is not None:
+            index = min(int(data["index"]), len(self.nb.cells))
+        else:
+            index = self._index(after) + 1 if after is not None else len(self.nb.cells)
         made = []
         for spec in data["cells"]:
             maker = nbformat.v4.new_markdown_cell if spec.get("cell_type") == "markdown" else nbformat.v4.new_code_cell

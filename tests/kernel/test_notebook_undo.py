@@ -94,3 +94,16 @@ def test_undo_run_where_it_cannot_be_awaited_still_reports_in_its_cell(kernel):
     msg_id = fe.execute("def f():\n    get_ipython().run_line_magic('agent', 'undo')\nf()")
     fe.wait_for(lambda: "restored the source of cell c0" in fe.text(msg_id), what="the undo's report")
     assert ext.source("c0") == "x = 1"
+
+
+def test_a_deleted_first_cell_comes_back_first(kernel):
+    ext = FakeExtension(["import os", "y = 2", "%%agent\ndrop the import"])
+    fe = kernel([op("delete", cell_ids=["c0"]), {"text": "Dropped it."}], permission={"*": "allow"},
+                render_views=False, extension=ext)
+    printed(fe, SETUP)
+    printed(fe, NBOP_TOOL)
+    assert fe.execute_cell("c2")["status"] == "ok"
+    assert [ext.source(i) for i in ext.ids()] == ["y = 2", "%%agent\ndrop the import"]
+
+    undo(fe)
+    assert [ext.source(i) for i in ext.ids()] == ["import os", "y = 2", "%%agent\ndrop the import"]

@@ -1,0 +1,251 @@
+/**
+ * The `opencode_nb` comm between a notebook's kernel and this page (see ../PROTOCOL.md).
+ *
+ * Two ways in, because either side may come second: the kernel opens a comm to our target when its
+ * extension loads, and we open one to the kernel's target whenever we connect to a kernel (notebook opened,
+ * kernel changed or restarted, page reloaded). The latter fails quietly while the kernel has no target.
+ * Either comm gets our hello first, then carries requests, each answered once by `request_id`.
+ *
+ * The message handler must never return a pending promise: JupyterLab awaits it before handling any
+ * further kernel message, so a request that waits on the kernel (run_cells) would wait on itself. Long
+ * work therefore runs detached and replies when it settles.
+ */
+
+import type { ISessionContext } from '@jupyterlab/apputils';
+import type { NotebookPanel } from '@jupyterlab/notebook';
+import type { Kernel, KernelMessage, Session } from '@jupyterlab/services';
+import type { JSONObject } from '@lumino/coreutils';
+
+import { type NotebookView, activeCell, deleteCells, insertCells, readCells, replaceCell } from './cells';
+import { type Params, RequestError, isObject } from './params';
+import { runCells } from './run';
+import { saveSoon } from './save';
+import { RunningCell } from './running';
+
+export const COMM_TARGET = 'opencode_nb';
+
+type Result = Record<string, unknown>;
+type Send = (data: Result) => void;
+type Action = (view: NotebookView, params: Params, send: Send, requestId: string) => Result | Promise<Result>;
+
+/** A change the agents made is saved soon after, so a page reload or a closed tab keeps it. */
+function saved(action: (view: NotebookView, params: Params) => Result): Action {
+  return (view, params) => {
+    const result = action(view, params);
+    saveSoon(view);
+    return result;
+  };
+}
+
+const ACTIONS: Readonly<Record<string, Action>> = {
+  read_cells: readCells,
+  insert_cells: saved(insertCells),
+  replace_cell: saved(replaceCell),
+  delete_cells: saved(deleteCells),
+  run_cells: (view, params, send, requestId) =>
+    runCells(view, params, result => send({ event: 'cell_done', request_id: requestId, result })),
+  active_cell: activeCell
+};
+
+export const CAPABILITIES = Object.keys(ACTIONS);
+
+/** Who we are, for the hello. */
+export interface FrontendInfo {
+  /** This extension's version (its package.json). */
+  version: string;
+  /** E.g. "JupyterLab 4.6.6" or "Jupyter Notebook 7.5.0". */
+  frontend: string;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Answer one request on `send`. Returns nothing, ever: an action that needs time replies from its promise.
+ */
+export function dispatch(view: NotebookView, data: unknown, send: Send): void {
+  if (!isObject(data) || (data.action === undefined && data.request_id === undefined)) {
+    return; // a hello or an event, not a request
+  }
+  const requestId = data.request_id;
+  if (typeof requestId !== 'string' || requestId === '') {
+    send({ reply_to: null, ok: false, error: 'request_id must be a non-empty string' });
+    return;
+  }
+  const fail = (error: unknown): void => {
+    const details = error instanceof RequestError ? error.details : {};
+    if (!(error instanceof RequestError)) {
+      console.error(`opencode-nb: ${String(data.action)} failed`, error);
+    }
+    send({ ...details, reply_to: requestId, ok: false, error: errorText(error) });
+  };
+  const action = typeof data.action === 'string' ? ACTIONS[data.action] : undefined;
+  if (action === undefined) {
+    fail(new RequestError(`unknown action ${JSON.stringify(data.action)}; known: ${CAPABILITIES.join(', ')}`));
+    return;
+  }
+  let result: Result | Promise<Result>;
+  try {
+    result = action(view, data, send, requestId);
+  } catch (error) {
+    fail(error);
+    return;
+  }
+  if (result instanceof Promise) {
+    result.then(value => send({ ...value, reply_to: requestId, ok: true }), fail);
+  } else {
+    send({ ...result, reply_to: requestId, ok: true });
+  }
+}
+
+/**
+ * The link between one notebook and its kernel. One per document context: several views of a notebook
+ * share a kernel connection, and a second link would register the target twice.
+ */
+export class NotebookLink implements NotebookView {
+  constructor(
+    panel: NotebookPanel,
+    private readonly info: FrontendInfo
+  ) {
+    this.panels = [panel];
+    this.session = panel.sessionContext;
+    this.running = new RunningCell(this.session);
+    this.session.kernelChanged.connect(this.onKernelChanged, this);
+    this.session.ready
+      .then(() => this.connect(this.session.session?.kernel ?? null))
+      .catch((error: unknown) => console.debug('opencode-nb: the notebook closed before its kernel was ready', error));
+  }
+
+  /** The view requests act on: the one the person looks at, else the first still open. */
+  get panel(): NotebookPanel {
+    const panel = this.panels.find(p => p.isVisible) ?? this.panels[0];
+    if (panel === undefined) {
+      throw new RequestError('the notebook was closed');
+    }
+    return panel;
+  }
+
+  get isDisposed(): boolean {
+    return this.panels.length === 0;
+  }
+
+  runningCell(): string | null {
+    return this.running.id;
+  }
+
+  /** Another view of the same notebook. */
+  addPanel(panel: NotebookPanel): void {
+    this.panels.push(panel);
+  }
+
+  /** A view closed; the last one closes the link (and tells the kernel, which may outlive the page). */
+  removePanel(panel: NotebookPanel): void {
+    this.panels = this.panels.filter(p => p !== panel);
+    if (this.panels.length === 0) {
+      this.session.kernelChanged.disconnect(this.onKernelChanged, this);
+      this.running.dispose();
+      this.connect(null);
+    }
+  }
+
+  private hello(): Result {
+    return {
+      hello: 'jupyterlab',
+      version: this.info.version,
+      capabilities: CAPABILITIES,
+      path: this.panel.context.path,
+      frontend: this.info.frontend
+    };
+  }
+
+  private onKernelChanged(_: ISessionContext, change: Session.ISessionConnection.IKernelChangedArgs): void {
+    this.connect(change.newValue);
+  }
+
+  /** Leave the previous kernel and, given one, register our target on it and open our comm. */
+  private connect(kernel: Kernel.IKernelConnection | null): void {
+    if (this.kernel === kernel && kernel !== null) {
+      return;
+    }
+    if (this.kernel !== null && !this.kernel.isDisposed) {
+      this.kernel.removeCommTarget(COMM_TARGET, this.onCommOpen);
+      this.kernel.statusChanged.disconnect(this.onStatus, this);
+      for (const comm of this.comms) {
+        this.quietly(() => comm.close());
+      }
+    }
+    this.comms.clear();
+    this.kernel = kernel;
+    if (kernel === null || this.isDisposed) {
+      return;
+    }
+    kernel.registerCommTarget(COMM_TARGET, this.onCommOpen);
+    kernel.statusChanged.connect(this.onStatus, this);
+    this.openComm(kernel);
+  }
+
+  /** After a restart the kernel is new: its target (if its IPython config loads opencode_nb) is too. */
+  private onStatus(kernel: Kernel.IKernelConnection, status: Kernel.Status): void {
+    if (status === 'restarting' || status === 'autorestarting') {
+      this.comms.clear(); // JupyterLab disposes a kernel's comms when it restarts
+      this.restarted = true;
+    } else if (status === 'idle' && this.restarted) {
+      this.restarted = false;
+      this.openComm(kernel);
+    }
+  }
+
+  /** Open a comm to the kernel's target; a kernel without one closes it at once, which is fine. */
+  private openComm(kernel: Kernel.IKernelConnection): void {
+    try {
+      const comm = kernel.createComm(COMM_TARGET);
+      this.attach(comm);
+      const hello = this.hello();
+      // The hello rides on the open too, so a target handler sees it without waiting for a message.
+      void comm
+        .open(hello as JSONObject)
+        .done.then(() => {
+          if (!comm.isDisposed) {
+            this.quietly(() => comm.send(hello as JSONObject));
+          }
+        })
+        .catch(() => this.comms.delete(comm));
+    } catch (error) {
+      console.debug('opencode-nb: could not open a comm to the kernel', error);
+    }
+  }
+
+  /** The kernel opened a comm to us: answer with the hello. Kept as a field so it can be unregistered. */
+  private readonly onCommOpen = (comm: Kernel.IComm): void => {
+    this.attach(comm);
+    this.quietly(() => comm.send(this.hello() as JSONObject));
+  };
+
+  private attach(comm: Kernel.IComm): void {
+    this.comms.add(comm);
+    const send: Send = data => this.quietly(() => comm.send(data as JSONObject));
+    comm.onMsg = (msg: KernelMessage.ICommMsgMsg): void => {
+      dispatch(this, msg.content.data, send);
+    };
+    comm.onClose = (): void => {
+      this.comms.delete(comm);
+    };
+  }
+
+  /** Sending to a kernel that went away throws; there is nobody left to tell. */
+  private quietly(send: () => unknown): void {
+    try {
+      send();
+    } catch (error) {
+      console.debug('opencode-nb: the kernel is gone', error);
+    }
+  }
+
+  private panels: NotebookPanel[];
+  private readonly session: ISessionContext;
+  private readonly running: RunningCell;
+  private readonly comms = new Set<Kernel.IComm>();
+  private kernel: Kernel.IKernelConnection | null = null;
+  private restarted = false;
+}
