@@ -1,0 +1,118 @@
+"""A person in JupyterLab with the extension: the agents read, change and run the live notebook, and a plan
+becomes cells that run one by one.
+
+The model is `cells_model.respond`, registered in the kernel as provider `e2e`; it answers from what really
+happened (the plan file's path, the id of the cell it inserted, the output of the cell it ran).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from .lab import Lab
+
+pytestmark = pytest.mark.e2e
+
+HERE = Path(__file__).parent
+
+SETUP = """%load_ext opencode_nb
+from opencode_nb.kernel import current
+from opencode_nb.provider.scripted import Scripted
+import cells_model
+current().workspace().providers.register("e2e", Scripted(respond=cells_model.respond))
+%config Agent.model = "e2e/model"
+print("ready")"""
+
+
+@pytest.fixture(scope="module")
+def lab_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return {"OPENCODE_NB_DATA_DIR": str(tmp_path_factory.mktemp("ocnb-data"))}
+
+
+@pytest.fixture(scope="module")
+def lab_pythonpath() -> list[str]:
+    return [str(HERE)]
+
+
+def test_the_extension_says_hello_and_an_inserted_cell_runs_and_survives_a_reload(lab: Lab) -> None:
+    lab.write_notebook("cells.ipynb", [
+        SETUP,
+        "from opencode_nb.kernel import current\nimport json\n"
+        "print(json.dumps(current().presence.frontend))",
+        "%%agent\nAdd a cell that prints six times seven, then run it.",
+    ])
+    nb = lab.open_notebook("cells.ipynb")
+    lab.run_cell(0)
+    lab.wait_output(0, "ready")
+    lab.run_cell(1)
+    lab.wait_output(1, '"capabilities"')
+    hello = json.loads(lab.output_text(1).strip().splitlines()[-1])
+    assert hello["hello"] == "jupyterlab" and "run_cells" in hello["capabilities"]
+    assert hello["path"].endswith("cells.ipynb")
+
+    lab.run_cell(2, key="Control+Enter")
+    allow = nb.locator("button.jupyter-button", has_text="Allow once")
+    allow.first.wait_for(timeout=30_000)
+    assert lab.cells().count() == 3, "nothing is inserted before the person allows it"
+    allow.first.click()
+    # The new cell appears right under the calling cell, with the agent's mark in its metadata.
+    new_cell = lab.cell("print(6 * 7)")
+    new_cell.wait_for(timeout=15_000)
+    assert lab.cells().nth(3).inner_text().find("print(6 * 7)") >= 0
+    allow.first.wait_for(timeout=30_000)  # notebook_run asks too
+    allow.first.click()
+    lab.wait_cell_done(2, timeout=60)
+    lab.wait_output(2, "The new cell printed 42")
+    lab.wait_output("print(6 * 7)", "42")
+
+    # The extension saves what the agents changed by itself (nobody pressed Ctrl+S), so a reload keeps the
+    # inserted cell and its output.
+    deadline = time.monotonic() + 10
+    while not any("42" in json.dumps(c.get("outputs", [])) for c in lab.read_notebook("cells.ipynb")["cells"]
+                  if "print(6 * 7)" in "".join(c["source"])):
+        assert time.monotonic() < deadline, "the inserted cell and its output were never saved"
+        time.sleep(0.1)
+    lab.reload()
+    lab.cell("print(6 * 7)").wait_for(timeout=30_000)
+    lab.wait_output("print(6 * 7)", "42")
+    saved = lab.read_notebook("cells.ipynb")
+    inserted = [c for c in saved["cells"] if "print(6 * 7)" in "".join(c["source"])]
+    assert inserted and inserted[0]["metadata"]["opencode_nb"]["session"]
+
+
+def test_an_approved_plan_becomes_cells_that_tick_their_steps_one_by_one(lab: Lab) -> None:
+    lab.write_notebook("plan.ipynb", [SETUP, "%%agent --agent plan\nPlan how to write and count a greeting."])
+    nb = lab.open_notebook("plan.ipynb")
+    lab.run_cell(0)
+    lab.wait_output(0, "ready")
+    lab.run_cell(1, key="Control+Enter")
+    yes = nb.locator("button.jupyter-button", has_text=re.compile(r"^Yes"))
+    yes.first.wait_for(timeout=30_000)
+    yes.first.click()
+    lab.wait_cell_done(1, timeout=60)
+
+    # Under the calling cell: the plan's title, then per step a markdown cell and a step cell.
+    step1 = lab.cell("--step 1")
+    step1.wait_for(timeout=15_000)
+    sources = [lab.cells().nth(i).locator(".jp-InputArea").inner_text() for i in range(lab.cells().count())]
+    joined = "\n".join(sources)
+    assert "Write and count a greeting" in joined and "--step 2" in joined
+    assert sources.index(next(s for s in sources if "--step 1" in s)) > 1
+
+    plans = list((lab.root / ".opencode" / "plans").glob("*.md"))
+    assert len(plans) == 1
+    lab.run_cell("--step 1", key="Control+Enter")
+    lab.wait_cell_done("--step 1", timeout=60)
+    assert (lab.root / "hello.txt").read_text() == "hello plan cells"
+    assert "[x]" in plans[0].read_text().splitlines()[4]
+    assert "[x]" not in plans[0].read_text().splitlines()[5]
+
+    lab.run_cell("--step 2", key="Control+Enter")
+    lab.wait_cell_done("--step 2", timeout=60)
+    lab.wait_output("--step 2", "Step 2 is done: 3")
+    assert all("[x]" in line for line in plans[0].read_text().splitlines()[4:6])
