@@ -116,3 +116,41 @@ def test_an_approved_plan_becomes_cells_that_tick_their_steps_one_by_one(lab: La
     lab.wait_cell_done("--step 2", timeout=60)
     lab.wait_output("--step 2", "Step 2 is done: 3")
     assert all("[x]" in line for line in plans[0].read_text().splitlines()[4:6])
+
+
+def test_plan_run_has_the_notebook_run_the_remaining_steps_after_its_cell(lab: Lab) -> None:
+    """`%agent plan run` cannot wait for the step cells (they would queue behind it): the front end runs them
+    one by one once its cell ends, saving after each, and the plan file ends with every step ticked."""
+    for stale in (lab.root / ".opencode" / "plans").glob("*"):
+        stale.unlink()
+    (lab.root / "hello.txt").unlink(missing_ok=True)
+    lab.write_notebook("run.ipynb", [SETUP, "%%agent --agent plan\nPlan how to write and count a greeting.",
+                                     "%agent plan run"])
+    nb = lab.open_notebook("run.ipynb")
+    lab.run_cell(0)
+    lab.wait_output(0, "ready")
+    lab.run_cell(1, key="Control+Enter")
+    nb.locator("button.jupyter-button", has_text=re.compile(r"^Yes")).first.click(timeout=30_000)
+    lab.wait_cell_done(1, timeout=60)
+    lab.cell("--step 2").wait_for(timeout=15_000)
+
+    last = lab.cells().count() - 1  # the plan's cells went in above it
+    assert lab.cell(last).locator(".jp-InputArea").inner_text().strip().endswith("%agent plan run")
+    lab.run_cell(last, key="Control+Enter")
+    lab.wait_output(last, re.compile(r"[Ss]teps? 1.*2"), timeout=30)
+    plan = next((lab.root / ".opencode" / "plans").glob("*.md"))
+    deadline = time.monotonic() + 90
+    while not all("[x]" in line for line in plan.read_text().splitlines()[4:6]):
+        assert time.monotonic() < deadline, plan.read_text()
+        time.sleep(0.2)
+    lab.wait_output("--step 2", "Step 2 is done: 3")
+    assert (lab.root / "hello.txt").read_text() == "hello plan cells"
+    deadline = time.monotonic() + 15
+    while True:  # the front end saves after each step it ran: the file ends with step 2's run
+        saved = lab.read_notebook("run.ipynb")
+        step2 = next(c for c in saved["cells"] if "--step 2" in "".join(c["source"]))
+        if step2["execution_count"] is not None:
+            break
+        assert time.monotonic() < deadline, "the front end did not save after running the steps"
+        time.sleep(0.2)
+    assert "Step 2 is done: 3" in json.dumps(step2["outputs"])
