@@ -20,6 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from . import secrets
+
 
 class OpencodeNbError(Exception):
     """Root of every error opencode_nb raises on purpose."""
@@ -79,7 +81,8 @@ class ProviderError(OpencodeNbError):
         self.kind = kind
         """rate_limit, overloaded, server, connection (retryable); auth, quota, bad_request, content_filter,
         context_overflow or provider (not)."""
-        super().__init__(message)
+        # Servers echo what they were sent, a key included; the message reaches views, logs and the store.
+        super().__init__(secrets.redact(message))
 
 
 class ToolError(OpencodeNbError):

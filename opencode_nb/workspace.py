@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from . import secrets
 from .agent import AgentRegistry
 from .bus import Bus
 from .command import CommandRunner
@@ -39,8 +40,10 @@ from .session.models import AssistantMessage, Part
 from .session.result import PromptResult, UnattendedDecision
 from .session.service import SessionService
 from .session.store import SessionStore
+from .tool.base import OUTPUT_FOLDER
 from .tool.context import KernelBridge, NotebookAccess
 from .tool.registry import ToolRegistry, default_registry
+from .tool.support.ossandbox import BWRAP_ENV, ShellSandbox
 
 OnAsk = Callable[[PermissionRequest], Reply | Awaitable[Reply]]
 """A script's own answer to a permission ask: "once", "always" or "reject"."""
@@ -89,6 +92,12 @@ class Workspace:
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.loaded: LoadedConfig = load_config(self.directory, config, env=self.env)
         self.config = self.loaded.config
+        self.secrets = secrets.secret_set(
+            self.env, names=self.config.secrets.env,
+            keys={f"provider.{pid}.api_key": p.api_key for pid, p in self.config.provider.items() if p.api_key})
+        """What this workspace makes secret: kept from tools' processes and redacted wherever text is shown or
+        stored, in the whole process while the workspace is open (see `secrets`)."""
+        self._forget_secrets = secrets.register(self.secrets)
         self.data_dir = Path(data_dir).expanduser() if data_dir else default_data_dir(self.env)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.unattended_policy = policy_from_env(self.env)
@@ -108,10 +117,13 @@ class Workspace:
         self.questions = QuestionService(self.bus, policy=self._unattended_question)
         self.providers = ProviderRegistry(self.config, self.env, base_dir=self.root)
         self.tools: ToolRegistry = default_registry()
+        self.sandbox = ShellSandbox(self.config.sandbox, binary=self.env.get(BWRAP_ENV), writable=[
+            self.root, self.data_dir / OUTPUT_FOLDER, Path(tempfile.gettempdir()) / "opencode_nb"])
+        """The OS sandbox of shell commands: what they may write, and whether one exists here (`sandbox`)."""
         self.deps = LoopDeps(
             sessions=self.sessions, agents=self.agents, providers=self.providers, tools=self.tools,
             permissions=self.permissions, questions=self.questions, bus=self.bus, loaded=self.loaded,
-            data_dir=self.data_dir,
+            data_dir=self.data_dir, sandbox=self.sandbox,
         )
         self.loop = SessionLoop(self.deps)
         self.commands = CommandRunner(self.deps, self.loop)
@@ -208,6 +220,7 @@ class Workspace:
         self.permissions.close()
         self.questions.close()
         self.sessions.close()
+        self._forget_secrets()
 
     async def aclose(self) -> None:
         """Stop running sessions and background work, then close."""

@@ -14,13 +14,17 @@ READ_ONLY_SHELL: dict[str, str] = {
     "*": "ask",
     "ls": "allow", "ls *": "allow", "pwd": "allow", "cat *": "allow", "head *": "allow", "tail *": "allow",
     "wc *": "allow", "grep *": "allow", "rg *": "allow", "which *": "allow", "tree *": "allow",
-    "find *": "allow", "find * -delete*": "ask", "find * -exec*": "ask", "find * -fprint*": "ask",
-    "find * -ok*": "ask", "tree -o *": "ask",
+    "find *": "allow", "find *-delete*": "ask", "find *-exec*": "ask", "find *-fprint*": "ask",
+    "find *-fls*": "ask", "find *-ok*": "ask", "tree -o *": "ask", "tree * -o *": "ask", "rg *--pre*": "ask",
     "git status *": "allow", "git diff *": "allow", "git log *": "allow", "git show *": "allow",
+    "git diff *--output*": "ask", "git log *--output*": "ask", "git show *--output*": "ask",
     "git branch": "allow", "git branch -v": "allow", "git branch -a": "allow",
+    "* > *": "ask",
 }
 """What the plan agent may run without asking: commands that only read. Order matters (last match wins):
-the destructive `find` forms come after the `find *` allowance so they still ask."""
+the forms that write or run something (`find -delete`/`-exec`/`-fprint`/`-fls`, `git log --output`, `rg
+--pre`, any redirection into a file, which the bash tool also spells `cmd > file`) come after the allowances
+so they still ask."""
 
 PLAN_FILES = ".opencode/plans/*.md"
 
@@ -45,6 +49,12 @@ def default_rules(data_dir: Path, tmp_dir: Path) -> dict[str, Any]:
         "notebook_read": "allow",
         "notebook_edit": "ask",
         "notebook_run": "ask",
+        # A write under .git (a hook, core.fsmonitor in .git/config) runs code at the next git command, so
+        # write and edit ask this on top of `edit`. Rules match by permission name, last match wins: an
+        # `edit: allow` from the config names `edit` only and never reaches it; a rule naming it
+        # (`git_internals: {".git/info/exclude": allow}`) or a global `"*"` rule does.
+        "git_internals": "ask",
+        "network": "deny",  # sandboxed shell commands get a network only from rules naming it (ossandbox.py)
     }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from functools import partial
 
 from ..config.schema import CommandConfig
 from ..errors import NotFoundError, ToolError
@@ -21,6 +22,7 @@ from ..session.deps import LoopDeps
 from ..session.loop import SessionLoop
 from ..session.models import AssistantMessage, CompactionPart, SubtaskPart
 from ..tool.base import OUTPUT_FOLDER
+from ..tool.support.ossandbox import Launch, SandboxCall, caller_network_rules
 from ..tool.support.process import ShellRun
 from ..tool.support.shell import parse_command
 from .builtin import LOCAL, builtin_commands
@@ -93,13 +95,24 @@ class CommandRunner:
         await self.deps.permissions.ask(session_id, agent, "bash", parsed.patterns, always=parsed.always,
                                         metadata={"command": command, "source": "command template"}, ruleset=rules,
                                         always_ask=not parsed.parsed)
-        run = ShellRun(command, cwd=self.deps.root, output_dir=self.deps.data_dir / OUTPUT_FOLDER)
+        launch = await self._sandbox(session_id, agent, rules).prepare(
+            command, partial(self.deps.permissions.ask, session_id, agent, ruleset=rules),
+            always=parsed.always) if self.deps.sandbox else Launch()
+        run = ShellRun(command, cwd=self.deps.root, output_dir=self.deps.data_dir / OUTPUT_FOLDER,
+                       confinement=launch.confinement)
         await run.wait(SHELL_TIMEOUT_S)
         if run.timed_out:
             raise ToolError(f"The command `{command}` in the template did not finish within {SHELL_TIMEOUT_S} s "
                             "and was stopped.")
         text, _ = run.capture.text()
         return text.strip()
+
+    def _sandbox(self, session_id: str, agent: str, rules: list) -> SandboxCall:
+        """The sandbox as the bash tool would see it for `agent` (the note about a missing one is the tool's to
+        say: a template's output is pasted into the prompt)."""
+        assert self.deps.sandbox is not None
+        return SandboxCall(self.deps.sandbox, session_id, lambda: caller_network_rules(
+            rules, self.deps.permissions.grants(session_id), agent), tell=False)
 
 
 def parse_slash(text: str) -> tuple[str, str] | None:

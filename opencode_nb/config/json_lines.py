@@ -3,6 +3,10 @@
 `json` parses and reports syntax errors; a second, position-only walk over the (by then known valid)
 text records the line each key starts on. The walk reuses the `json` module's own string and scalar
 scanners, so its idea of where a token ends is exactly the parser's.
+
+The limits of YAML files hold here too (yaml_lines.py): size, and nesting, which is measured by a flat scan
+before anything recursive (`json` itself, the walk) sees the text, so a file nested ten thousand deep is a
+`ConfigError` at the line where it crosses the limit, not a `RecursionError`.
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ from typing import Any
 
 from ..errors import ConfigError
 from .layer import KeyPath
+from .yaml_lines import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
+_NESTING_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+"""A string (skipped whole, brackets inside it included) or a bracket."""
 
 
 def parse_json(text: str, path: Path) -> tuple[dict[str, Any], dict[KeyPath, int], list[str]]:
@@ -29,6 +36,13 @@ def parse_json(text: str, path: Path) -> tuple[dict[str, Any], dict[KeyPath, int
     """
     if not text.strip():
         return {}, {}, []
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(path, hint=f"refused: it is {len(text) / 2**20:.1f} MiB, and a configuration file may be "
+                                     f"at most {MAX_CONFIG_BYTES // 2**20} MiB")
+    deep = _too_deep(text)
+    if deep is not None:
+        raise ConfigError(path, line=text.count("\n", 0, deep) + 1,
+                          hint=f"refused: it nests more than {MAX_CONFIG_DEPTH} levels deep")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -43,6 +57,20 @@ def parse_json(text: str, path: Path) -> tuple[dict[str, Any], dict[KeyPath, int
     walker = _Walker(text, path)
     walker.value(0, ())
     return data, walker.lines, walker.notes
+
+
+def _too_deep(text: str) -> int | None:
+    """Where the text opens its (MAX_CONFIG_DEPTH + 1)-th enclosing bracket, if it does."""
+    depth = 0
+    for token in _NESTING_TOKENS.finditer(text):
+        char = token.group()
+        if char in "[{":
+            depth += 1
+            if depth > MAX_CONFIG_DEPTH:
+                return token.start()
+        elif char in "]}":
+            depth -= 1
+    return None
 
 
 def _last_comma(text: str, pos: int) -> int:

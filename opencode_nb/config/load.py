@@ -16,6 +16,9 @@ Mappings merge deeply and everything else is replaced; in permission mappings a 
 the end (see `merge`). Each source is cleaned of unknown keys (a `ConfigWarning` with a hint) and has
 its `{env:...}`/`{file:...}` substituted before it is merged; the result is validated once, and an
 invalid value is reported at the file and line it came from.
+
+A file larger than `MAX_CONFIG_BYTES` is refused before it is read; the parsers refuse absurd nesting and
+alias bombs (yaml_lines.py), so a hostile or broken file is a `ConfigError`, never a `MemoryError`.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from .parse import read_config_file, read_definition
 from .paths import discover, expand_home, global_config_dir, project_root, resolve_instructions
 from .schema import AgentConfig, CommandConfig, Config
 from .validate import check_actions, drop_unknown, validate
+from .yaml_lines import MAX_CONFIG_BYTES
 
 CONFIG_ENV = "OPENCODE_NB_CONFIG"
 """Names one more config file, read after the project's files."""
@@ -128,8 +132,8 @@ def load_config(
 
 
 def _file_layers(directory: Path, root: Path, global_dir: Path, env: Mapping[str, str]) -> list[Layer]:
-    layers = [read_config_file(found.path) if found.kind == "config" else
-              read_definition(found.path, found.kind, found.name)
+    layers = [read_config_file(_small(found.path)) if found.kind == "config" else
+              read_definition(_small(found.path), found.kind, found.name)
               for found in discover(directory, root, global_dir)]
     extra = env.get(CONFIG_ENV)
     if extra:
@@ -137,8 +141,20 @@ def _file_layers(directory: Path, root: Path, global_dir: Path, env: Mapping[str
         if not path.is_file():
             raise ConfigError(path, hint=f"is named by ${CONFIG_ENV} but is not a file; fix the path or unset "
                                          "the variable")
-        layers.append(read_config_file(path))
+        layers.append(read_config_file(_small(path)))
     return layers
+
+
+def _small(path: Path) -> Path:
+    """`path`, once its size is known to be within MAX_CONFIG_BYTES (a huge file is never read into memory)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return path  # reading it reports the problem
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError(path, hint=f"refused: it is {size / 2**20:.1f} MiB, and a configuration file may be at "
+                                     f"most {MAX_CONFIG_BYTES // 2**20} MiB")
+    return path
 
 
 def _instruction_files(

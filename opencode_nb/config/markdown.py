@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .layer import KeyPath, Layer
-from .yaml_lines import parse_yaml
+from .yaml_lines import MAX_CONFIG_BYTES, parse_yaml
 
 BODY_KEYS = {"agent": "prompt", "command": "template"}
 """Which field the markdown body fills, per kind of definition."""
@@ -30,8 +30,12 @@ def read_markdown(path: Path, text: str, kind: str, name: str) -> Layer:
 
     Raises:
         ConfigError: the frontmatter is never closed, or is not YAML even after quoting values that
-            hold an unquoted `: ` (names the file and line).
+            hold an unquoted `: ` (names the file and line); the file or its frontmatter is past a limit
+            of yaml_lines.py (size, nesting, aliases).
     """
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(path, hint=f"refused: it is {len(text) / 2**20:.1f} MiB, and an agent or command file "
+                                     f"may be at most {MAX_CONFIG_BYTES // 2**20} MiB")
     body_key = BODY_KEYS[kind]
     fields: dict[str, Any] = {}
     field_lines: dict[KeyPath, int] = {}
@@ -64,6 +68,8 @@ def _parse_frontmatter(text: str, path: Path) -> tuple[dict[str, Any], dict[KeyP
     try:
         return parse_yaml(text, path, first_line=2)
     except ConfigError as first:
+        if first.hint.startswith("refused:"):
+            raise  # past a limit: quoting will not help, and parsing it twice costs twice
         # People write `description: Reviews code: style and bugs`. Quote such values and try once more;
         # if that fails too, the first error (about the text as written) is the one to show.
         quoted = "".join(_quote_colon_value(row) for row in text.splitlines(keepends=True))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 Action = Literal["allow", "ask", "deny"]
 """What a permission rule does. Defined here, below the permission engine, so that reading a config file
@@ -18,6 +18,9 @@ ACTIONS: tuple[Action, ...] = get_args(Action)
 
 ModelId = Annotated[str, StringConstraints(pattern=r"^[^/\s]+/.+$")]
 """`provider/model`, e.g. `anthropic/claude-sonnet-4-5`; the loader's message for a mismatch says so."""
+
+SandboxMode = Literal["off", "auto", "required"]
+"""See `Config.sandbox`."""
 
 PermissionConfig = Action | dict[str, Action | dict[str, Action]]
 """`permission: deny`, `{edit: deny}` or `{bash: {"ls *": allow, "rm *": ask}}`, in the order written."""
@@ -59,6 +62,9 @@ class ProviderConfig(Section):
     options: dict[str, Any] = Field(default_factory=dict)
     script: list[dict[str, Any]] | str | None = None
     """Scripted provider only: the turns to replay, or a path to a YAML/JSON file of them."""
+    idle_timeout_s: float | None = Field(None, gt=0)
+    """Seconds the model may send nothing, mid-answer or before it, before the response is given up as a
+    retryable error; 120 when unset (the SDKs alone would wait 600)."""
 
 
 class AgentConfig(Section):
@@ -104,6 +110,23 @@ class CompactionConfig(Section):
     """Tokens kept free for the answer; defaults to the model's output limit (capped)."""
 
 
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_*][A-Za-z0-9_*]*$")]
+"""An environment variable's name, or a pattern of them with `*` (`AWS_*`)."""
+
+
+class SecretsConfig(Section):
+    """What counts as a secret besides what is one anyway.
+
+    Tools' processes (bash, command templates, the python worker) never see a variable named `*_API_KEY`,
+    `*_TOKEN`, `*SECRET*` or `*PASSWORD*` (any case), nor one holding a configured API key (the variable a
+    `{env:NAME}` reference reads). The values of all of them, and every `provider.<id>.api_key`, are
+    replaced by `[redacted: NAME]` in tool output, errors, the session store and transcripts.
+    """
+
+    env: list[EnvName] = Field(default_factory=list)
+    """More variables to treat so: names or `*` patterns, e.g. `secrets: {env: [DATABASE_URL, AWS_*]}`."""
+
+
 class Config(Section):
     model: ModelId | None = None
     """Default model, `provider/model`."""
@@ -117,3 +140,15 @@ class Config(Section):
     instructions: list[str] = Field(default_factory=list)
     """Extra instruction files: paths or globs, relative to the file that names them."""
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    secrets: SecretsConfig = Field(default_factory=SecretsConfig)
+    """Environment variables kept from tools and redacted everywhere, beyond the ones whose names say so."""
+    sandbox: SandboxMode = "auto"
+    """The OS sandbox for shell commands and spawned workers: `auto` confines them where this machine can
+    (bubblewrap on Linux, sandbox-exec on macOS) and says once per session where it cannot; `required`
+    refuses to run them unconfined; `off` never confines them."""
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _sandbox_off(cls, value: Any) -> Any:
+        """YAML 1.1 reads a bare `off` (and `no`) as false: that is what the person wrote."""
+        return "off" if value is False else value

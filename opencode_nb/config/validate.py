@@ -18,6 +18,7 @@ from .layer import KeyPath, Layer, Origins, dotted
 from .schema import ACTIONS, Config
 
 MODEL_HINT = "use provider/model, e.g. anthropic/claude-sonnet-4-5"
+SECRETS_EXAMPLE = "e.g. secrets: {env: [DATABASE_URL, AWS_*]}"
 
 
 def drop_unknown(layer: Layer) -> list[str]:
@@ -184,6 +185,8 @@ _EXAMPLES = {
     "instructions": "e.g. instructions: [STYLE.md, docs/*.md]",
     "template": "a command needs a template: the body of its markdown file, or `template: ...`",
     "tools": "e.g. tools: {bash: false}",
+    "env": f"names or patterns with *, {SECRETS_EXAMPLE}",
+    "secrets": SECRETS_EXAMPLE,
 }
 
 
@@ -194,8 +197,13 @@ def _describe(error: Any, alternatives: list[Any], path: KeyPath) -> str:
         return f"is required; {example}" if example else "is required"
     if kind == "literal_error":
         allowed = [a.strip().strip("'\"") for a in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")]
+        if path == ("sandbox",) and value is True:  # YAML reads `on` and `yes` as true
+            return ("on/yes/true is not a sandbox mode: write auto (confine where possible) or required "
+                    "(never run unconfined)")
         return f"{value!r} is not one of {', '.join(a for a in allowed if a)}"
     if kind == "string_pattern_mismatch":
+        if path[:2] == ("secrets", "env"):
+            return f"{value!r} is not an environment variable name: write a name or a pattern with *, {SECRETS_EXAMPLE}"
         return f"{value!r} is not a model id: {MODEL_HINT}"
     if kind in _BOUNDS:
         words, name = _BOUNDS[kind]

@@ -4,6 +4,13 @@ The document is composed once: the node tree carries the marks (lines) and is th
 values by the same loader, so data and line map always agree. Mapping keys are kept as the text written
 (`on:` stays the name "on", not YAML 1.1's boolean), which is what a permission pattern or an agent
 name means. A parser error becomes a `ConfigError` with the file, line and column.
+
+Limits, each a `ConfigError` naming the file and line rather than a `MemoryError`, a `RecursionError` or
+a hang: a file is at most `MAX_CONFIG_BYTES`; collections nest at most `MAX_CONFIG_DEPTH` levels (checked
+while composing, before PyYAML's recursive composer goes deep); and aliases may not make the document
+larger than `MAX_CONFIG_VALUES` values once expanded, nor refer to themselves. An alias costs nothing to
+parse, since it is the anchored node again, but everything after the parser (line map, merging,
+substitution, validation) walks the data as a tree: nine levels of ten aliases are a billion values.
 """
 
 from __future__ import annotations
@@ -19,11 +26,33 @@ from .layer import KeyPath
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
+MAX_CONFIG_BYTES = 1024 * 1024
+"""Largest config, agent or command file read. Real ones are a few kilobytes; a long agent prompt tens."""
+MAX_CONFIG_DEPTH = 64
+"""Deepest nesting of mappings and lists. The schema's deepest key (provider options) is under ten."""
+MAX_CONFIG_VALUES = 100_000
+"""Most values a document may hold with every alias expanded; a real config holds hundreds."""
+
+
+class _LimitError(yaml.MarkedYAMLError):
+    """A document past one of the limits above (a YAMLError, so the loader's cleanup stays the same)."""
+
 
 class _Loader(yaml.SafeLoader):
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.duplicates: list[tuple[str, int]] = []
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:  # type: ignore[override]
+        self._depth += 1
+        try:
+            if self._depth > MAX_CONFIG_DEPTH:
+                raise _LimitError(problem=f"refused: it nests more than {MAX_CONFIG_DEPTH} levels deep",
+                                  problem_mark=self.peek_event().start_mark)
+            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        finally:
+            self._depth -= 1
 
     def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:  # type: ignore[override]
         if not isinstance(node, yaml.MappingNode):
@@ -52,17 +81,10 @@ def parse_yaml(text: str, path: Path, *, first_line: int = 1) -> tuple[dict[str,
     Raises:
         ConfigError: the text is not YAML, or its top level is not a mapping.
     """
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        raise _syntax_error(exc, path, first_line) from None
-    finally:
-        loader.dispose()
+    data, node, duplicates = _load(text, path, first_line)
     offset = first_line - 1
     notes = [f"{path}:{line + offset}: duplicate key {key!r}; the later value wins"
-             for key, line in loader.duplicates]
+             for key, line in duplicates]
     if data is None:
         return {}, {}, notes
     if not isinstance(data, dict):
@@ -71,6 +93,74 @@ def parse_yaml(text: str, path: Path, *, first_line: int = 1) -> tuple[dict[str,
     lines: dict[KeyPath, int] = {}
     _walk(node, (), lines, offset, set())
     return data, lines, notes
+
+
+def load_yaml(text: str, path: Path) -> Any:
+    """Any YAML document (a scripted provider's list of turns, say) under the same limits as a config file.
+
+    Raises:
+        ConfigError: the text is not YAML, or is past a limit.
+    """
+    return _load(text, path, 1)[0]
+
+
+def _load(text: str, path: Path, first_line: int) -> tuple[Any, yaml.Node | None, list[tuple[str, int]]]:
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(path, hint=f"refused: it is {len(text) / 2**20:.1f} MiB, and a configuration file may be "
+                                     f"at most {MAX_CONFIG_BYTES // 2**20} MiB")
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None:
+            _check_expansion(node)
+        data = loader.construct_document(node) if node is not None else None
+    except _LimitError as exc:
+        line = exc.problem_mark.line + first_line if exc.problem_mark is not None else None
+        raise ConfigError(path, line=line, hint=str(exc.problem)) from None
+    except yaml.YAMLError as exc:
+        raise _syntax_error(exc, path, first_line) from None
+    finally:
+        loader.dispose()
+    return data, node, loader.duplicates
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Count the values of the document as if every alias were written out, without writing them out.
+
+    A node's expanded size is computed once (aliases make the tree a graph that shares nodes), depth first
+    and without recursion; meeting a node that is still open means an alias inside its own anchor.
+    """
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, closing = stack.pop()
+        key = id(node)
+        children = _children(node)
+        if closing:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            if sizes[key] > MAX_CONFIG_VALUES:
+                raise _LimitError(problem=f"refused: it holds more than {MAX_CONFIG_VALUES:,} values, counting "
+                                          "each alias (*name) as all the values it repeats",
+                                  problem_mark=node.start_mark)
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise _LimitError(problem="refused: an alias (*name) refers to the value that contains it, which "
+                                      "would repeat forever", problem_mark=node.start_mark)
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in sizes)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def _walk(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], offset: int, active: set[int]) -> None:

@@ -24,6 +24,12 @@ The worker answers on its original stdout, in the frames the fork uses (output a
 run as JSON); the code's own fd 1 is pointed at stderr, which the parent reads as C-level output.
 The parent watches it as it watches a fork: deadline and memory budget from the moment its variables are
 loaded, process group killed on timeout, memory or cancellation.
+
+On Linux with a working bubblewrap the worker runs inside it (`tool/support/bwrap.py`): the filesystem
+read-only except its scratch folder, a private /tmp, no network. It keeps the kernel's PID namespace, so
+the PID the kernel watches for memory is the worker's own; what it may not do is change anything outside.
+Matplotlib, which insists on a writable config folder, gets one in the scratch folder, seeded with the
+person's matplotlibrc and font list.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import json
 import os
 import pickle
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -48,6 +55,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
+from .. import secrets
+from ..tool.support.bwrap import bwrap_args
+from ..tool.support.ossandbox import BWRAP_ENV, Backend, find_backend_async
 from ..values import CodeRun
 from .gates import names_used, worker_refusal
 from .live import HIDDEN
@@ -76,14 +86,17 @@ async def run_in_worker(code: str, namespace: Mapping[str, Any], *, timeout_s: f
     """
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="opencode-nb-worker-", dir=_scratch_dir(max_bytes)) as scratch:
+        env = _environment()
+        argv = [sys.executable, "-m", "opencode_nb.kernel.worker", str(os.getpid())]
+        confined = await _confine(argv, Path(scratch), env)
         try:
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "opencode_nb.kernel.worker", str(os.getpid()),
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_environment(),
+                *confined, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                 start_new_session=os.name == "posix")
         except OSError as exc:
             return failed("worker", f"the worker could not be started: {exc}", started)
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        pid = proc.pid if confined is argv else await _child_of(proc.pid)
         stderr = asyncio.ensure_future(_collect(proc.stderr))
         try:
             job, notes = pack(code, namespace, Path(scratch), max_bytes)
@@ -92,11 +105,16 @@ async def run_in_worker(code: str, namespace: Mapping[str, Any], *, timeout_s: f
                 proc.stdin.write(json.dumps(job).encode())
                 await proc.stdin.drain()
                 proc.stdin.close()
-            outcome = await supervise(proc.stdout, lambda: _kill(proc), pid=proc.pid, timeout_s=timeout_s,
+            outcome = await supervise(proc.stdout, lambda: _kill(proc, pid), pid=pid, timeout_s=timeout_s,
                                       memory_mb=memory_mb, on_output=on_output, startup_s=STARTUP_S)
         finally:
-            _kill(proc)
+            _kill(proc, pid)
             returncode = await proc.wait()
+            if pid != proc.pid:
+                # What the worker started, now that bwrap has reaped it: the group only, since bwrap's PID
+                # may already belong to another process.
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
             await asyncio.wait({stderr}, timeout=0.5)  # a grandchild in another session may hold it open
             stderr.cancel()
     c_output = stderr.result() if stderr.done() and not stderr.cancelled() else ""
@@ -105,8 +123,62 @@ async def run_in_worker(code: str, namespace: Mapping[str, Any], *, timeout_s: f
                   memory_mb=memory_mb, started=started, notes=notes)
 
 
-def _kill(proc: asyncio.subprocess.Process) -> None:
-    if os.name == "posix":
+async def _confine(argv: list[str], scratch: Path, env: dict[str, str]) -> list[str]:
+    """`argv` under bwrap when it works here (`OPENCODE_NB_BWRAP` chooses the binary, as for shell commands);
+    else `argv` itself."""
+    if not sys.platform.startswith("linux"):
+        return argv
+    found = await find_backend_async(os.environ.get(BWRAP_ENV))
+    if not isinstance(found, Backend) or found.kind != "bwrap":
+        return argv
+    _seed_matplotlib(scratch / "matplotlib", env)
+    cwd = Path.cwd() if Path.cwd().is_dir() else Path("/")
+    # The kernel's folder (the notebook's, whose data files the code reads by relative paths) stays readable
+    # even where the sandbox hides what is around it, as under /tmp.
+    return [*bwrap_args(found.binary, writable=[scratch], readable=[cwd], network=False, cwd=cwd, pid_namespace=False),
+            *argv]
+
+
+def _seed_matplotlib(folder: Path, env: dict[str, str]) -> None:
+    """A writable MPLCONFIGDIR holding copies of the person's matplotlibrc, styles and font list: without one,
+    matplotlib warns on every import and rebuilds the font list."""
+    home = Path.home()
+    config = Path(env.get("MPLCONFIGDIR") or Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "matplotlib")
+    cache = Path(env.get("MPLCONFIGDIR") or Path(env.get("XDG_CACHE_HOME") or home / ".cache") / "matplotlib")
+    folder.mkdir(exist_ok=True)
+    with contextlib.suppress(OSError):
+        for source in [config / "matplotlibrc", *cache.glob("fontlist-*.json")]:
+            if source.is_file():
+                shutil.copyfile(source, folder / source.name)
+        if (config / "stylelib").is_dir():
+            shutil.copytree(config / "stylelib", folder / "stylelib")
+    env["MPLCONFIGDIR"] = str(folder)
+
+
+async def _child_of(pid: int) -> int:
+    """The worker's PID: bwrap starts it as its only child a moment after starting. bwrap's own PID if the
+    child cannot be seen (no /proc): the group kill still reaches the worker, only the memory watch is lost."""
+    for _ in range(200):
+        try:
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            return pid
+        if children:
+            child = int(children[0])
+            with contextlib.suppress(OSError), open(f"/proc/{child}/oom_score_adj", "w") as adj:
+                adj.write("1000")  # the worker cannot: its /proc is read-only
+            return child
+        await asyncio.sleep(0.005)
+    return pid
+
+
+def _kill(proc: asyncio.subprocess.Process, pid: int) -> None:
+    """The worker, or the whole group when it runs unconfined. A confined worker is killed alone first, so that
+    bwrap reaps it and exits: killed together, the worker would be left a zombie for init to collect."""
+    if os.name == "posix" and pid != proc.pid:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    elif os.name == "posix":
         kill_group(proc.pid)
     else:
         with contextlib.suppress(ProcessLookupError):
@@ -129,9 +201,10 @@ def _scratch_dir(max_bytes: int) -> str | None:
 
 
 def _environment() -> dict[str, str]:
-    """The kernel's environment, with this package importable and a matplotlib backend that needs no screen
-    (a kernel's inline backend is kept: it displays figures through the worker's shell)."""
-    env = dict(os.environ)
+    """The kernel's environment without its secrets (`secrets.child_env`), with this package importable and a
+    matplotlib backend that needs no screen (a kernel's inline backend is kept: it displays figures through the
+    worker's shell)."""
+    env = secrets.child_env(os.environ)
     package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     env.setdefault("MPLBACKEND", "Agg")
@@ -377,7 +450,8 @@ def main() -> NoReturn:
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
             with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as adj:
                 adj.write("1000")
-        if os.getppid() != int(sys.argv[1]):
+        parent = os.getppid()
+        if int(sys.argv[1]) not in (parent, _parent_of(parent)):  # under bwrap, the kernel is the grandparent
             os._exit(1)
         with warnings.catch_warnings():  # the worker's own start-up says nothing to the model
             warnings.simplefilter("ignore")
@@ -395,6 +469,14 @@ def main() -> NoReturn:
             channel.finish(sandbox_failure("worker", exc))
     finally:
         os._exit(0)
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat[stat.rfind(")") + 2:].split()[1])
 
 
 if __name__ == "__main__":

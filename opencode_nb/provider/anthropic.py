@@ -8,6 +8,7 @@ The SDK's own retries are off (`max_retries=0`): the loop's retry policy decides
 and a visible status. Every failure is classified here, including the two the SDK does not wrap: a
 stream dropped mid-way escapes as a raw transport error, and an in-stream `error` event arrives as a
 plain status error with HTTP status 200.
+A model that goes silent is given up after `idle_timeout_s` (idle.py).
 
 Prompt caching: a breakpoint goes on the last system block (tools and system prompt are stable across a
 session) and on the last two messages, so each step reads the previous step's prefix from the cache.
@@ -20,6 +21,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..errors import ProviderError
+from . import idle
 from .classify import MessageCache, classify
 from .events import (
     FinishReason,
@@ -64,10 +66,13 @@ class AnthropicProvider:
         timeout_s: float = 600,
         provider_id: str = "anthropic",
         key_hint: str | None = None,
+        idle_timeout_s: float = idle.DEFAULT_IDLE_TIMEOUT_S,
     ) -> None:
         import anthropic
 
         self.provider_id = provider_id
+        self.idle_timeout_s = idle_timeout_s
+        """Longest silence from the model before the response is given up (see idle.py)."""
         self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
         self._secrets = (api_key,) if api_key else ()
         self._key_hint = key_hint or f"ANTHROPIC_API_KEY or provider.{provider_id}.api_key in opencode.yaml"
@@ -77,10 +82,16 @@ class AnthropicProvider:
         return f"AnthropicProvider({self.provider_id!r})"  # never the client: it holds the key
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[ProviderEvent]:
+        idle_s = self.idle_timeout_s
+
+        def silent() -> ProviderError:
+            return idle.silence("Anthropic", self.provider_id, idle_s)
+
         try:
-            events = await self._client.messages.create(**build_body(request, self._converted), stream=True)
+            events = await idle.first(self._client.messages.create(**build_body(request, self._converted),
+                                                                   stream=True), idle_s, silent)
             async with events:  # closes the connection at once if the consumer stops early
-                async for event in _translate(events):
+                async for event in idle.bounded(_translate(events), idle_s, silent):
                     yield event
         except ProviderError:
             raise

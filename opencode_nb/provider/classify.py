@@ -6,7 +6,8 @@ Kinds, and whether the loop tries again:
     overloaded        529, `overloaded_error` (also in-stream)  retryable
     server            5xx, 408, 409, transient in-stream errors retryable
     connection        refused, reset, timed out, dropped mid-stream (the Anthropic SDK lets the raw
-                      transport error escape)                   retryable
+                      transport error escape), silent past the idle timeout (idle.py)
+                                                                retryable
     auth              401/403: names the variable or config key to check
     quota             429 `insufficient_quota`: waiting will not help
     context_overflow  the prompt is larger than the model's context: compact, don't retry

@@ -84,12 +84,20 @@ provider_event_adapter: TypeAdapter[ProviderEvent] = TypeAdapter(ProviderEvent)
 
 
 def parse_tool_input(name: str, call_id: str, raw: str) -> ToolCall:
-    """A tool call from the raw JSON text the model wrote; malformed JSON becomes an error, not an exception."""
+    """A tool call from the raw JSON text the model wrote; malformed JSON becomes an error, not an exception.
+
+    JSON nested deeper than the parser's recursion limit (`[[[[…` a hundred thousand times) is an error
+    of the same kind: `json` stops at that limit and unwinds cleanly, so catching it here is safe.
+    """
     text = raw.strip() or "{}"
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         return ToolCall(id=call_id, name=name, input=None, raw=raw, error=f"{exc.msg} at position {exc.pos}")
+    except RecursionError:
+        return ToolCall(id=call_id, name=name, input=None, raw=raw,
+                        error="nested too deeply to read: arrays or objects inside one another hundreds of "
+                              "levels down")
     if not isinstance(value, dict):
         return ToolCall(id=call_id, name=name, input=None, raw=raw,
                         error=f"expected a JSON object, got {type(value).__name__}")

@@ -6,6 +6,7 @@ complete when the choice finishes. Usage comes in a final chunk with no choices
 subtracted to keep `input` meaning uncached input, as for Anthropic, and reasoning tokens are taken out
 of `completion_tokens` the same way. Servers such as vLLM and DeepSeek stream reasoning as
 `reasoning_content` (Ollama and OpenRouter as `reasoning`); it is kept as reasoning.
+A model that goes silent is given up after `idle_timeout_s` (idle.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..errors import ProviderError
+from . import idle
 from .classify import MessageCache, classify
 from .events import (
     FinishReason,
@@ -59,10 +61,13 @@ class OpenAIProvider:
         timeout_s: float = 600,
         provider_id: str = "openai",
         key_hint: str | None = None,
+        idle_timeout_s: float = idle.DEFAULT_IDLE_TIMEOUT_S,
     ) -> None:
         import openai
 
         self.provider_id = provider_id
+        self.idle_timeout_s = idle_timeout_s
+        """Longest silence from the model before the response is given up (see idle.py)."""
         self._client = openai.AsyncOpenAI(api_key=api_key or NO_KEY, base_url=base_url, max_retries=0,
                                           timeout=timeout_s)
         self._secrets = (api_key,) if api_key else ()
@@ -75,10 +80,16 @@ class OpenAIProvider:
         return f"OpenAIProvider({self.provider_id!r})"  # never the client: it holds the key
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[ProviderEvent]:
+        idle_s = self.idle_timeout_s
+
+        def silent() -> ProviderError:
+            return idle.silence(self._name, self.provider_id, idle_s)
+
         try:
-            chunks = await self._client.chat.completions.create(**build_body(request, self._converted))
+            chunks = await idle.first(self._client.chat.completions.create(**build_body(request, self._converted)),
+                                      idle_s, silent)
             async with chunks:  # closes the connection at once if the consumer stops early
-                async for event in _translate(chunks):
+                async for event in idle.bounded(_translate(chunks), idle_s, silent):
                     yield event
         except ProviderError:
             raise

@@ -16,6 +16,7 @@ from ..config.schema import Config, ProviderConfig
 from ..errors import ConfigError, ProviderError
 from .base import Provider
 from .catalog import KNOWN, ModelInfo, model_info
+from .idle import DEFAULT_IDLE_TIMEOUT_S
 
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 TYPES = ("anthropic", "openai", "openai-compatible", "scripted")
@@ -103,7 +104,8 @@ class ProviderRegistry:
             from .anthropic import AnthropicProvider
 
             key, hint = self._key(provider_id, "anthropic", settings)
-            return AnthropicProvider(api_key=key, base_url=settings.base_url, provider_id=provider_id, key_hint=hint)
+            return AnthropicProvider(api_key=key, base_url=settings.base_url, provider_id=provider_id, key_hint=hint,
+                                     idle_timeout_s=settings.idle_timeout_s or DEFAULT_IDLE_TIMEOUT_S)
         if kind in ("openai", "openai-compatible"):
             from .openai import OpenAIProvider
 
@@ -112,7 +114,8 @@ class ProviderRegistry:
                 raise ConfigError(None, key=f"provider.{provider_id}.base_url",
                                   hint="an openai-compatible provider needs base_url, e.g. http://localhost:11434/v1")
             key, hint = self._key(provider_id, "openai", settings, required=not compatible)
-            return OpenAIProvider(api_key=key, base_url=settings.base_url, provider_id=provider_id, key_hint=hint)
+            return OpenAIProvider(api_key=key, base_url=settings.base_url, provider_id=provider_id, key_hint=hint,
+                                  idle_timeout_s=settings.idle_timeout_s or DEFAULT_IDLE_TIMEOUT_S)
         raise ConfigError(None, key=f"provider.{provider_id}.type", hint=f"{kind!r} is not one of {', '.join(TYPES)}")
 
     def _key(

@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import id as ids
+from ..config.yaml_lines import load_yaml
 from ..errors import ConfigError, ProviderError
 from .events import (
     FinishReason,
@@ -105,11 +106,13 @@ class Scripted:
                 source = base_dir / source
             try:
                 text = source.read_text(encoding="utf-8")
-                script = json.loads(text) if source.suffix == ".json" else yaml.safe_load(text)
+                script = json.loads(text) if source.suffix == ".json" else load_yaml(text, source)
             except OSError as exc:
                 raise ConfigError(source, key=key, hint=f"cannot be read: {exc.strerror}") from None
             except (ValueError, yaml.YAMLError) as exc:
                 raise ConfigError(source, key=key, hint=f"is not valid YAML/JSON: {exc}") from None
+            except RecursionError:
+                raise ConfigError(source, key=key, hint="refused: it is nested too deeply to read") from None
         if script is not None and not isinstance(script, list):
             raise ConfigError(source, key=key, hint="must be a list of turns, e.g. [{text: hello}]")
         turns = []

@@ -19,6 +19,7 @@ from ..provider.registry import ProviderRegistry
 from ..question import QuestionService
 from ..tool.context import KernelBridge, NotebookAccess
 from ..tool.registry import ToolRegistry
+from ..tool.support.ossandbox import ShellSandbox
 from .service import SessionService
 
 
@@ -39,6 +40,8 @@ class LoopDeps:
     """Set by the kernel extension when the workspace lives in a kernel; tools see it as `ctx.kernel`."""
     notebook: NotebookAccess | None = None
     """Set by the kernel extension: the notebook's cells, which tools see as `ctx.notebook`."""
+    sandbox: ShellSandbox | None = None
+    """The OS sandbox of shell commands (the `sandbox` setting); None runs them unconfined."""
 
     @property
     def config(self) -> Config:

@@ -28,6 +28,7 @@ from ..permission.rules import disabled, evaluate, wildcard_match
 from ..provider.request import LLMMessage, LLMRequest, TextBlock
 from ..provider.retry import RetryPolicy
 from ..tool.base import Tool, ToolContext
+from ..tool.support.ossandbox import SandboxCall, caller_network_rules
 from . import system
 from .compaction import Compactor
 from .deps import LoopDeps
@@ -374,13 +375,18 @@ class SessionLoop:
             state.log.add_part(TextPart(session_id=session_id, message_id=switch.id, text=text, synthetic=True))
 
         deps = self.deps
+        sandbox = None if deps.sandbox is None else SandboxCall(deps.sandbox, session_id, lambda: caller_network_rules(
+            ruleset, deps.permissions.grants(session_id), agent.name))
         return ToolContext(
             session_id=session_id, message_id=part.message_id, call_id=part.call_id, agent=agent.name,
             directory=deps.root, data_dir=deps.data_dir, ask=ask, update=update, todos=deps.sessions,
             questions=deps.questions, tasks=self.subtasks, switch_agent=switch_agent,
             plan_path=plan_path(deps.sessions, session_id), model=model_id, kernel=deps.kernel,
-            notebook=deps.notebook,
+            notebook=deps.notebook, sandbox=sandbox,
             permitted=lambda permission, pattern: evaluate(permission, pattern, ruleset).action,
+            rules=lambda permission: [r for r in [*ruleset, *(g.rule() for g in deps.permissions.grants(session_id)
+                                                              if g.agent == agent.name)]
+                                      if wildcard_match(permission, r.permission)],
         )
 
     async def _ask_doom_loop(self, session_id: str, agent: AgentInfo, tool: str, tool_input: dict[str, Any]) -> None:

@@ -6,13 +6,19 @@ running as soon as the model has finished writing it, while the response is stil
 several calls in one response run concurrently; the step ends when the stream has ended AND every
 call has a result.
 
-Everything the model got wrong (unknown tool, malformed JSON, arguments that fail validation, a tool
-that raised) becomes an error result the model reads on the next step. Only a person's plain
-rejection (`RejectedError`, not `CorrectedError`) ends the loop, after this step.
+Everything the model got wrong (unknown tool, malformed JSON, arguments no tool can use or that fail
+validation, a tool that raised) becomes an error result the model reads on the next step. Only a person's
+plain rejection (`RejectedError`, not `CorrectedError`) ends the loop, after this step.
+
+No tool part outlives the step unfinished. A provider failure mid-stream (a dropped connection, an idle
+timeout, an in-stream error) ends every call the model had started but not finished writing as an error
+that says so; calls already running are waited for. The message records the failure, and the loop's
+retry policy decides what comes next.
 
 Cancellation (Stop, interrupt, `ws.abort`) arrives as `CancelledError` wherever the step is waiting. The
 one teardown path cancels running tools, waits for them to be reaped, marks every unfinished tool part
 as an "aborted" error and records the abort on the message, so the session stays consistent and usable.
+Any other exception escaping the step (a bug) takes the same path, recorded as an error rather than a stop.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -35,7 +42,7 @@ from ..provider.events import (
     ToolCall,
     ToolCallStart,
 )
-from ..tool.base import Tool, ToolContext
+from ..tool.base import Tool, ToolContext, argument_problem, storable_arguments, unusable_arguments, well_formed
 from .models import (
     AssistantMessage,
     MessageError,
@@ -60,6 +67,8 @@ DOOM_LOOP_THRESHOLD = 3
 """The same tool with the same input this many times in a row asks the person whether to go on."""
 
 ABORTED = "Tool execution aborted"
+CUT_SHORT = "Not run: the model's connection ended before this call was complete"
+"""The error of a call the model had started writing when its response failed; the failure follows."""
 
 Outcome = Literal["continue", "stop", "retry", "compact"]
 
@@ -104,13 +113,15 @@ class Processor:
                     self._on_event(event)
             except ProviderError as exc:
                 self._close_streams()
+                self._end_unwritten_calls(exc)
                 await self._settle_tools()
                 return self._failed(exc)
             self._close_streams()
+            self._end_unwritten_calls(None)
             await self._settle_tools()
-        except BaseException:
+        except BaseException as exc:
             await self._abort_tools()
-            self._record_abort()
+            self._record_abort(exc)
             raise
         return self._finished()
 
@@ -159,12 +170,17 @@ class Processor:
             self._put(self._reasoning, delta)
 
     def _close_streams(self) -> None:
-        """A text or reasoning part ends when anything else starts: write its final form now."""
+        """A text or reasoning part ends when anything else starts: write its final form now.
+
+        The final form is well-formed text: a surrogate pair a server split across two deltas is joined,
+        a lone half replaced, so the next request (which echoes it) can be encoded at all.
+        """
         if self._text is not None:
-            self._put(self._text.model_copy(update={"ended_at": now()}))
+            self._put(self._text.model_copy(update={"text": well_formed(self._text.text), "ended_at": now()}))
             self._text = None
         if self._reasoning is not None:
-            self._put(self._reasoning.model_copy(update={"ended_at": now()}))
+            self._put(self._reasoning.model_copy(update={"text": well_formed(self._reasoning.text),
+                                                         "ended_at": now()}))
             self._reasoning = None
 
     # ------------------------------------------------------------------------------------------ tools
@@ -185,6 +201,10 @@ class Processor:
         started = now()
         if call.input is None:
             self._error(part, {}, started, _malformed(call))
+            return
+        problem = argument_problem(call.input)
+        if problem is not None:  # stored cleaned and cut: the input itself may not even be storable
+            self._error(part, storable_arguments(call.input), started, unusable_arguments(call.name, problem))
             return
         if not self.tools_allowed:
             self._error(part, call.input, started, "Tools are disabled for this step: answer in text only.")
@@ -223,6 +243,13 @@ class Processor:
             metadata = _running_metadata(self._tool_parts[call_id])
             self._error(self._tool_parts[call_id], tool_input, started, str(exc), metadata)
             return
+        except (ValueError, OSError, re.error) as exc:
+            # What the standard library raises for input it cannot use (a bad pattern, a name too long, an
+            # argument list too big): the model's mistake, not ours, so no traceback at error level.
+            log.warning("tool %s could not use its input: %s: %s", tool.id, type(exc).__name__, exc)
+            log.debug("tool %s failed", tool.id, exc_info=True)
+            self._error(self._tool_parts[call_id], tool_input, started, f"{type(exc).__name__}: {exc}")
+            return
         except Exception as exc:  # a tool bug is still only a result the model reads
             log.exception("tool %s failed", tool.id)
             self._error(self._tool_parts[call_id], tool_input, started, f"{type(exc).__name__}: {exc}")
@@ -251,6 +278,18 @@ class Processor:
         if metadata is not None:
             changes["metadata"] = {**part.state.metadata, **metadata}
         self._set(part, part.state.model_copy(update=changes))
+
+    def _end_unwritten_calls(self, failure: ProviderError | None) -> None:
+        """Calls the model started but never finished writing cannot run: end them as errors saying why.
+
+        Without a failure this covers a stream that finished while a call was still open (a server that
+        announced a call and never sent it); either way no part is left pending.
+        """
+        for part in list(self._tool_parts.values()):
+            if isinstance(part.state, ToolPending):
+                reason = f"{CUT_SHORT} ({failure})." if failure is not None else \
+                    "Not run: the model's response ended before this call was complete."
+                self._error(part, {}, now(), reason, {"incomplete": True})
 
     async def _settle_tools(self) -> None:
         if self._tasks:
@@ -318,19 +357,19 @@ class Processor:
             outcome = "stop"
         return StepResult(outcome, self.message, error=exc, tool_calls=len(self._tool_parts))
 
-    def _record_abort(self) -> None:
+    def _record_abort(self, cause: BaseException) -> None:
+        stopped = isinstance(cause, asyncio.CancelledError | KeyboardInterrupt)
+        what = ABORTED if stopped else f"Tool execution ended: the step failed ({type(cause).__name__})"
         for part in list(self._tool_parts.values()):
             if isinstance(part.state, (ToolPending, ToolRunning)):
                 started = part.state.started_at if isinstance(part.state, ToolRunning) else now()
                 metadata = {**_running_metadata(part), "interrupted": True}
-                self._error(part, part.state.input, started, ABORTED, metadata)
+                self._error(part, part.state.input, started, what, metadata)
         self._close_streams()
+        error = MessageError(kind="aborted", message="The run was stopped.") if stopped else \
+            MessageError(kind="unknown", message=f"{type(cause).__name__}: {cause}")
         self.message = self.message.model_copy(
-            update={
-                "finish": "aborted",
-                "completed_at": now(),
-                "error": MessageError(kind="aborted", message="The run was stopped."),
-            }
+            update={"finish": "aborted" if stopped else "error", "completed_at": now(), "error": error}
         )
         self.log.update_message(self.message)
         self.log.sessions.flush()
@@ -375,7 +414,7 @@ def _running_metadata(part: ToolPart) -> dict[str, Any]:
 def _malformed(call: ToolCall) -> str:
     raw = call.raw if len(call.raw) <= 2000 else call.raw[:2000] + "…"
     return (
-        f"The arguments for tool '{call.name}' are not valid JSON ({call.error}). "
+        f"The arguments for tool '{call.name}' are not a valid JSON object ({call.error}). "
         f"Received: {raw!r}. Call the tool again with a JSON object that matches its schema."
     )
 

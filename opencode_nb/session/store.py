@@ -21,6 +21,21 @@ discriminated adapter (`validate_json`, no `json.loads` in between: that measure
 Validating all rows as one JSON array through a list adapter measured no faster and would need a second,
 row-by-row pass to find an unreadable row; here a row written by a newer version, or damaged, is skipped
 with a warning naming it and the rest of the history still loads.
+
+Leftovers of a dead process. A kernel killed mid-run leaves its assistant message unfinished and its tool
+parts pending or running, and nothing it owned will ever finish them. Each open store is therefore an
+*owner*: it holds an exclusive `flock` on its own file in `<store>.owners/` for as long as it is open, and
+every assistant message it writes while unfinished carries its id (the `owner` column, cleared once the
+message completes). The OS drops the lock the moment the process dies, SIGKILL included. When a store is
+opened, every other owner whose lock can be taken is dead: its unfinished messages end as "aborted" and
+their pending or running tool parts as errors, both saying "interrupted: the process running it ended".
+An owner whose lock is held (another kernel on the same file, or another store open in this process)
+is left alone, however old its run. A store closed (or a process that exits) with a run unfinished
+leaves it to the next store opened likewise. Rows from before owners were recorded have the owner '' and
+count as dead. Where `flock` does not exist (Windows), other owners always count as alive.
+
+Text that UTF-8 cannot encode (surrogates, from a model's `\\ud83d` escapes) is stored with split pairs
+joined and lone halves as U+FFFD instead of failing the write.
 """
 
 from __future__ import annotations
@@ -28,27 +43,44 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import os
+import re
+import socket
 import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 
+from .. import id as ids
+from .. import secrets
 from ..errors import NotFoundError, OpencodeNbError
 from .events import Todo
 from .models import (
     AssistantMessage,
+    MessageError,
     MessageWithParts,
     Part,
     Session,
+    ToolErrored,
+    ToolPart,
+    ToolPending,
+    ToolRunning,
     UserMessage,
     message_adapter,
+    now,
     part_adapter,
 )
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, so no owner can be proven dead
+    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +115,21 @@ _MIGRATIONS: list[tuple[str, ...]] = [
             data TEXT NOT NULL
         )""",
     ),
+    (  # 1 -> 2: who is writing each unfinished message, so a dead process's leftovers can be finalised
+        "ALTER TABLE messages ADD COLUMN owner TEXT",
+        "CREATE INDEX messages_unfinished ON messages (owner) WHERE owner IS NOT NULL",
+        """CREATE TABLE owners (
+            id TEXT PRIMARY KEY,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            opened_at REAL NOT NULL
+        )""",
+        # Leftovers written before owners were recorded: their writer is long gone or about to be.
+        """UPDATE messages SET owner = '' WHERE (json_extract(data, '$.role') = 'assistant'
+               AND json_extract(data, '$.completed_at') IS NULL)
+            OR id IN (SELECT message_id FROM parts WHERE json_extract(data, '$.type') = 'tool'
+                      AND json_extract(data, '$.state.status') IN ('pending', 'running'))""",
+    ),
 ]
 """Step i takes a file from schema version i to i + 1; a later change appends a step, never edits one."""
 
@@ -96,6 +143,14 @@ _UPSERT_PART = (
     "ON CONFLICT (id) DO UPDATE SET data = excluded.data"
 )
 
+INTERRUPTED = "interrupted: the process running it ended"
+"""What a message or tool call left unfinished by a dead process says once a new store finalises it."""
+
+_LIVE_OWNERS: set[str] = set()
+"""Owners open in this process. Checked before the lock file, so a run of this process is never finalised,
+even where a file system's `flock` does not exclude two descriptors of one process."""
+_UNPAIRED = re.compile("[\ud800-\udfff]")
+
 
 class SessionStore:
     """The SQLite file of one workspace; every method is safe to call from any thread."""
@@ -108,9 +163,17 @@ class SessionStore:
         """Every thread's connection, for `close()`; a thread's goes (and closes) when the thread ends."""
         self._connections_lock = threading.Lock()
         self._closed = False
+        self.owner = ids.ascending("run")
+        """This store's id as the writer of unfinished messages (see the module docstring)."""
+        real = self.path.resolve()  # two kernels reaching the file through different links share one folder
+        self._owners_dir = real.with_name(real.name + ".owners")
+        lock = self._owners_dir / f"{self.owner}.lock"
+        self._release = weakref.finalize(self, _release_owner, self.owner, lock, _hold_owner_lock(lock, self.owner),
+                                         os.getpid())
         try:
             self._db().execute("PRAGMA journal_mode=WAL")  # kept in the file: once is enough
             self._migrate()
+            self._finalise_leftovers()
         except BaseException:
             self.close()
             raise
@@ -178,6 +241,67 @@ class SessionStore:
         finally:
             db.execute("COMMIT")
 
+    def _finalise_leftovers(self) -> None:
+        """Register this store as an owner and finish what dead owners left unfinished (one transaction,
+        so two stores opening at once never finalise the same rows twice)."""
+        finalised = 0
+        gone: list[str] = []
+        with self._tx() as db:
+            db.execute("INSERT INTO owners (id, pid, host, opened_at) VALUES (?, ?, ?, ?)",
+                       (self.owner, os.getpid(), socket.gethostname(), now()))
+            owners = {row[0] for row in db.execute("SELECT DISTINCT owner FROM messages WHERE owner IS NOT NULL")}
+            owners |= {row[0] for row in db.execute("SELECT id FROM owners")}
+            for owner in sorted(owners - {self.owner}):
+                if _owner_alive(self._owners_dir, owner):
+                    continue
+                rows = db.execute("SELECT id, data FROM messages WHERE owner = ?", (owner,)).fetchall()
+                for message_id, data in rows:
+                    finalised += self._finalise_message(db, message_id, data)
+                db.execute("DELETE FROM owners WHERE id = ?", (owner,))
+                gone.append(owner)
+        for owner in filter(None, gone):  # after the commit: a rolled-back finalisation keeps its evidence
+            _unlink(self._owners_dir / f"{owner}.lock")
+        if finalised:
+            log.warning("%s: marked %d messages left unfinished by a process that ended as interrupted",
+                        self.path, finalised)
+
+    def _finalise_message(self, db: sqlite3.Connection, message_id: str, data: str) -> int:
+        try:
+            message = message_adapter.validate_json(data)
+        except ValueError as exc:
+            log.warning("leaving unreadable message row %s in %s as it is: %s", message_id, self.path, _first_line(exc))
+            db.execute("UPDATE messages SET owner = NULL WHERE id = ?", (message_id,))
+            return 0
+        ended = now()
+        rows = db.execute("SELECT id, data FROM parts WHERE session_id = ? AND message_id = ?",
+                          (message.session_id, message_id)).fetchall()
+        for part_id, part_data in rows:
+            try:
+                part = part_adapter.validate_json(part_data)
+            except ValueError:
+                continue
+            if not isinstance(part, ToolPart) or not isinstance(part.state, ToolPending | ToolRunning):
+                continue
+            running = part.state if isinstance(part.state, ToolRunning) else None
+            state = ToolErrored(
+                input=part.state.input,
+                error=f"Tool execution {INTERRUPTED}",
+                metadata={**(running.metadata if running else {}), "interrupted": True},  # its output so far
+                started_at=running.started_at if running else ended,
+            )
+            db.execute("UPDATE parts SET data = ? WHERE id = ?", (_json(part.model_copy(update={"state": state})),
+                                                                part_id))
+        if isinstance(message, AssistantMessage) and message.completed_at is None:
+            message = message.model_copy(update={
+                "finish": "aborted", "completed_at": ended,
+                "error": MessageError(kind="aborted", message=f"The run was {INTERRUPTED}.")})
+        db.execute("UPDATE messages SET data = ?, owner = NULL WHERE id = ?", (_json(message), message_id))
+        return 1
+
+    def _owner_of(self, message: UserMessage | AssistantMessage) -> str | None:
+        unfinished = isinstance(message, AssistantMessage) and message.completed_at is None
+        return self.owner if unfinished else None
+
     def _one(self, sql: str, args: tuple[Any, ...]) -> Any:
         row = self._db().execute(sql, args).fetchone()
         return None if row is None else row[0]
@@ -187,7 +311,7 @@ class SessionStore:
     def create_session(self, session: Session) -> None:
         self._db().execute(
             "INSERT INTO sessions (id, parent_id, directory, updated_at, data) VALUES (?, ?, ?, ?, ?)",
-            (session.id, session.parent_id, session.directory, session.updated_at, session.model_dump_json()),
+            (session.id, session.parent_id, _text(session.directory), session.updated_at, _json(session)),
         )
 
     def update_session(self, session: Session) -> None:
@@ -198,7 +322,7 @@ class SessionStore:
         """
         cursor = self._db().execute(
             "UPDATE sessions SET parent_id = ?, directory = ?, updated_at = ?, data = ? WHERE id = ?",
-            (session.parent_id, session.directory, session.updated_at, session.model_dump_json(), session.id),
+            (session.parent_id, _text(session.directory), session.updated_at, _json(session), session.id),
         )
         if cursor.rowcount == 0:
             raise NotFoundError("session", session.id)
@@ -219,7 +343,7 @@ class SessionStore:
         where, args = [], []
         if directory is not None:
             where.append("directory = ?")
-            args.append(str(directory))
+            args.append(_text(str(directory)))
         if not include_children:
             where.append("parent_id IS NULL")
         sql = "SELECT id, data FROM sessions"
@@ -247,8 +371,8 @@ class SessionStore:
         """
         with self._session_must_exist([message.session_id]):
             self._db().execute(
-                "INSERT INTO messages (id, session_id, data) VALUES (?, ?, ?)",
-                (message.id, message.session_id, message.model_dump_json()),
+                "INSERT INTO messages (id, session_id, data, owner) VALUES (?, ?, ?, ?)",
+                (message.id, message.session_id, _json(message), self._owner_of(message)),
             )
 
     def update_message(self, message: UserMessage | AssistantMessage) -> None:
@@ -258,7 +382,8 @@ class SessionStore:
             NotFoundError: no message has this id.
         """
         cursor = self._db().execute(
-            "UPDATE messages SET data = ? WHERE id = ?", (message.model_dump_json(), message.id)
+            "UPDATE messages SET data = ?, owner = ? WHERE id = ?",
+            (_json(message), self._owner_of(message), message.id),
         )
         if cursor.rowcount == 0:
             raise NotFoundError("message", message.id)
@@ -282,7 +407,7 @@ class SessionStore:
         Raises:
             NotFoundError: its session does not exist.
         """
-        data = part.model_dump_json()
+        data = _json(part)
         with self._session_must_exist([part.session_id]):
             self._db().execute(_UPSERT_PART, (part.id, part.session_id, part.message_id, data))
 
@@ -302,7 +427,7 @@ class SessionStore:
         """
         if not parts:
             return
-        rows = [(p.id, p.session_id, p.message_id, p.model_dump_json()) for p in parts]
+        rows = [(p.id, p.session_id, p.message_id, _json(p)) for p in parts]
         with self._session_must_exist([p.session_id for p in parts]), self._tx() as db:
             db.executemany(_UPSERT_PART, rows)
 
@@ -370,7 +495,11 @@ class SessionStore:
         Raises:
             NotFoundError: the session does not exist.
         """
-        data = _todos_adapter.dump_json(list(todos)).decode()
+        try:
+            data = _todos_adapter.dump_json(list(todos)).decode()
+        except PydanticSerializationError:
+            data = _text(json.dumps(_todos_adapter.dump_python(list(todos), mode="json"), ensure_ascii=False))
+        data = secrets.active().redact_json(data)
         with self._session_must_exist([session_id]):
             self._db().execute(
                 "INSERT INTO todos (session_id, data) VALUES (?, ?) "
@@ -402,12 +531,17 @@ class SessionStore:
     # ------------------------------------------------------------------------------------------ misc
 
     def close(self) -> None:
-        """Close the file; calling it again is harmless."""
+        """Close the file; calling it again is harmless.
+
+        The owner lock is released last: what this store left unfinished becomes a leftover for the next
+        store opened on the file to finalise, and nothing here can write it any more.
+        """
         with self._connections_lock:
             self._closed = True
             connections = list(self._connections)
         for db in connections:
             db.close()
+        self._release()
 
     def __enter__(self) -> SessionStore:
         return self
@@ -449,6 +583,80 @@ class SessionStore:
                 f"{kind} {row_id!r} in {self.path} cannot be read by this opencode_nb ({_first_line(exc)}); "
                 "it may have been written by a newer version: upgrade opencode_nb"
             ) from exc
+
+
+def _json(model: BaseModel) -> str:
+    """The row text of a model; an unpaired surrogate, which UTF-8 cannot encode, becomes U+FFFD. Known secret
+    values are redacted here, where every row is made, so nothing stored holds a key (see `secrets`)."""
+    try:
+        text = model.model_dump_json()
+    except PydanticSerializationError:
+        # surrogates, which UTF-8 cannot encode: the rare slow path (the usual one must stay one call)
+        text = _text(json.dumps(model.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":")))
+    return secrets.active().redact_json(text)
+
+
+def _text(value: str) -> str:
+    """Split surrogate pairs joined into their character, lone halves replaced by U+FFFD."""
+    if _UNPAIRED.search(value) is None:
+        return value
+    return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _hold_owner_lock(lock: Path, owner: str) -> int | None:
+    """Create and lock this owner's file; the descriptor stays open (and locked) until the store closes."""
+    _LIVE_OWNERS.add(owner)
+    if fcntl is None:
+        return None
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BaseException:
+        os.close(fd)
+        _LIVE_OWNERS.discard(owner)
+        raise
+    return fd
+
+
+def _release_owner(owner: str, lock: Path, fd: int | None, pid: int) -> None:
+    """Unlink the lock file before letting go of it: a store that finds no file knows its owner is gone.
+
+    Only in the process that opened the store: a forked copy (the kernel's sandbox) that lets go of its
+    inherited store must not unlink the lock its parent still holds.
+    """
+    _LIVE_OWNERS.discard(owner)
+    if fd is None:
+        return
+    if os.getpid() == pid:
+        _unlink(lock)
+    os.close(fd)
+
+
+def _owner_alive(folder: Path, owner: str) -> bool:
+    """Whether the store `owner` is still open somewhere: in this process, or holding its lock file."""
+    if owner in _LIVE_OWNERS:
+        return True
+    if not owner:
+        return False
+    if fcntl is None:
+        return True
+    try:
+        fd = os.open(folder / f"{owner}.lock", os.O_RDWR)
+    except FileNotFoundError:
+        return False  # closed cleanly, or never got as far as locking
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def _unlink(path: Path) -> None:
+    with suppress(FileNotFoundError):
+        path.unlink()
 
 
 class _Connection(sqlite3.Connection):

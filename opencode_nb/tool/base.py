@@ -6,10 +6,11 @@ module) and `execute(params, ctx)`. `Tool.run` is the one entry the loop uses:
     result = await tool.run(raw_input, ctx)     # ToolResult(title, output, metadata, attachments)
 
 It validates the raw input (an invalid call becomes a `ToolError` naming the field to fix, which the
-model reads as the result) and bounds the output: past `MAX_OUTPUT_LINES` lines or `MAX_OUTPUT_BYTES`
-bytes the text is cut, the whole of it is saved under `data_dir/tool-output/`, and the cut text says how
-to read the rest. A tool that bounds its own output (read pages by lines, bash keeps the tail) says so by
-setting `metadata["truncated"]` (True or False) and is left alone.
+model reads as the result; so do arguments no tool can use, see `argument_problem`) and bounds the
+output: past `MAX_OUTPUT_LINES` lines or `MAX_OUTPUT_BYTES` bytes the text is cut, the whole of it is
+saved under `data_dir/tool-output/`, and the cut text says how to read the rest. A tool that bounds its
+own output (read pages by lines, bash keeps the tail) says so by setting `metadata["truncated"]` (True or
+False) and is left alone.
 
 Tools see the world only through `ToolContext`. They never import the loop or the Jupyter layer:
 
@@ -25,9 +26,11 @@ Tools see the world only through `ToolContext`. They never import the loop or th
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
@@ -42,11 +45,23 @@ from .context import Ask, TodoStore, ToolContext, Update
 if TYPE_CHECKING:
     from ..agent import AgentInfo, AgentRegistry
 
-__all__ = ["MAX_OUTPUT_BYTES", "MAX_OUTPUT_LINES", "Ask", "TodoStore", "Tool", "ToolContext", "ToolResult", "Update"]
+__all__ = ["MAX_ARGUMENT_CHARS", "MAX_ARGUMENT_DEPTH", "MAX_OUTPUT_BYTES", "MAX_OUTPUT_LINES", "Ask", "TodoStore",
+           "Tool", "ToolContext", "ToolResult", "Update", "argument_problem", "storable_arguments", "well_formed"]
 
 MAX_OUTPUT_LINES = 2000
 MAX_OUTPUT_BYTES = 50 * 1024
 """Outputs beyond either bound are cut; the whole text is kept in a file the model can read in pieces."""
+
+MAX_ARGUMENT_DEPTH = 64
+"""Levels of arrays and objects a call's arguments may nest. Real schemas use fewer than five; input nested
+thousands deep would only exhaust the recursion of the code that validates, stores and echoes it."""
+
+MAX_ARGUMENT_CHARS = 1_000_000
+"""Characters of text in one call's arguments, keys and strings together: more than any model writes in one
+response, and far beyond any command, pattern or path (Linux refuses a single argument past 128 KiB)."""
+
+ECHO_CHARS = 2000
+"""How much of each string of a refused call is kept in its stored input, which the model is shown again."""
 
 OUTPUT_FOLDER = "tool-output"
 """Under `ctx.data_dir`; agents' default rules let them read it even though it is outside the workspace."""
@@ -99,6 +114,9 @@ class Tool(Generic[P]):
             ToolError: the input does not match the schema (the message names each wrong field), or the
                 tool failed; either way the model reads the message as the result.
         """
+        problem = argument_problem(raw_input)
+        if problem is not None:
+            raise ToolError(unusable_arguments(self.id, problem))
         try:
             params = self.params.model_validate(raw_input)
         except ValidationError as exc:
@@ -116,6 +134,105 @@ def invalid_arguments(tool_id: str, exc: ValidationError) -> str:
         problems.append(f"- {where}: {error['msg']}")
     return (f"The {tool_id} tool was called with invalid arguments:\n" + "\n".join(problems)
             + "\nRewrite the input so that it matches the tool's schema, then call it again.")
+
+
+_UNPAIRED = re.compile("[\ud800-\udfff]")
+"""Half of a UTF-16 surrogate pair. A decoded pair is one character, so a Python string holds halves only
+when something went wrong (a server splitting an emoji's `\\ud83d\\ude00` escape across two chunks), and
+UTF-8 cannot encode them: SQLite, the SDKs and the Jupyter front end would all fail on them."""
+
+
+def well_formed(text: str) -> str:
+    """`text` with split surrogate pairs joined into their character and lone halves replaced by U+FFFD."""
+    if _UNPAIRED.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def argument_problem(arguments: Any) -> str | None:
+    """Why no tool could use these arguments, whatever its schema; None when nothing is wrong.
+
+    NUL characters and unpaired surrogates are not text any file name, command or pattern can hold; input
+    nested past `MAX_ARGUMENT_DEPTH` or larger than `MAX_ARGUMENT_CHARS` is not something a model means to
+    send. The walk is iterative, so arguments nested deeper than Python's recursion limit are measured too.
+    """
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(arguments, ())]
+    total = 0
+    while stack:
+        value, path = stack.pop()
+        if len(path) > MAX_ARGUMENT_DEPTH:
+            return (f"they are nested more than {MAX_ARGUMENT_DEPTH} levels deep (at {_where(path[:8])}…); "
+                    "no tool takes input shaped like that")
+        if isinstance(value, str):
+            total += len(value)
+            problem = _text_problem(value)
+            if problem:
+                return f"{_where(path)} {problem}"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                key = str(key)
+                total += len(key)
+                problem = _text_problem(key)
+                if problem:
+                    return f"the key {_shown(key)} {problem}"
+                stack.append((item, (*path, key)))
+        elif isinstance(value, list):
+            stack.extend((item, (*path, i)) for i, item in enumerate(value))
+        if total > MAX_ARGUMENT_CHARS:
+            return (f"they hold more than {MAX_ARGUMENT_CHARS:,} characters of text; no tool takes that much in one "
+                    "call: split the work, or write large content to a file in several steps")
+    return None
+
+
+def unusable_arguments(tool_id: str, problem: str) -> str:
+    """What the model reads when `argument_problem` refused its call."""
+    return (f"The {tool_id} tool was not run: its arguments cannot be used because {problem}. "
+            "Call it again with plain text arguments that match its schema.")
+
+
+def storable_arguments(arguments: Any) -> dict[str, Any]:
+    """A refused call's arguments in a form safe to store and to show the model again.
+
+    Unpaired surrogates and NULs become U+FFFD, strings are cut to `ECHO_CHARS`, lists and objects to 100
+    entries and nesting to `MAX_ARGUMENT_DEPTH`: a refused 3 MB command must not ride along in every later
+    request, and the provider must accept the echo of the call.
+    """
+    cleaned = _storable(arguments, 0)
+    return cleaned if isinstance(cleaned, dict) else {}
+
+
+def _storable(value: Any, depth: int) -> Any:
+    if isinstance(value, str):
+        text = well_formed(value).replace("\0", "\ufffd")
+        return text if len(text) <= ECHO_CHARS else f"{text[:ECHO_CHARS]}…[{len(text) - ECHO_CHARS:,} more characters]"
+    if depth >= MAX_ARGUMENT_DEPTH and isinstance(value, dict | list):
+        return "…[nested too deep]"
+    if isinstance(value, dict):
+        return {_storable(str(k), depth): _storable(v, depth + 1) for k, v in islice(value.items(), 100)}
+    if isinstance(value, list):
+        return [_storable(v, depth + 1) for v in islice(value, 100)]
+    return value
+
+
+def _text_problem(text: str) -> str | None:
+    if "\0" in text:
+        return "contains a NUL character (\\u0000)"
+    bad = _UNPAIRED.search(text)
+    if bad:
+        return (f"contains an unpaired surrogate (\\u{ord(bad.group()):04x}), half of a character that is not "
+                "text on its own")
+    return None
+
+
+def _where(path: tuple[str | int, ...]) -> str:
+    if not path:
+        return "the input"
+    shown = "".join(f"[{p}]" if isinstance(p, int) else f".{_UNPAIRED.sub('?', p)}" for p in path).lstrip(".")
+    return f"`{shown}`"
+
+
+def _shown(text: str) -> str:
+    return repr(_UNPAIRED.sub("?", text.replace("\0", "?"))[:80])
 
 
 def truncate(result: ToolResult, ctx: ToolContext, keep: Literal["head", "tail"] = "head") -> ToolResult:

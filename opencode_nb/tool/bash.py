@@ -1,21 +1,33 @@
 """bash: run a shell command in the workspace, streaming its output.
 
-Before anything runs, every simple command in the line is checked (see `support/shell.py`), and paths it
-names outside the workspace ask `external_directory` first. The command then runs as its own process group
-(`support/process.py`): a timeout or a Stop ends everything it started, and the model gets the output's
-tail (errors come last) and the path of the full text.
+Before anything runs, the line is checked (see `support/shell.py`): every command in it, as it will run
+(quotes, paths and wrappers seen through), and every statement without a command word. Paths it names
+outside the workspace, or builds from what only the run will know, ask `external_directory` first. Then:
+- a line that does not parse, or whose programs cannot be known (`$cmd`, `git $sub`), asks a person
+  whatever the rules allow;
+- a call running code no rule can see (`python -c`, `sh < x`, `source`, `(( y ))` on values that may hide
+  a command) asks a person when the rules deny anything and allow the call only by their catch-all: a deny
+  rule cannot hold inside code it cannot see. A rule naming the program (`python *: allow`) still allows it.
+The command then runs as its own process group (`support/process.py`): a timeout or a Stop ends everything
+it started, and the model gets the output's tail (errors come last) and the path of the full text.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field, field_validator
 
-from ..errors import ToolError
+from ..errors import DeniedError, PolicyRefusedError, ToolError
+from ..permission import evaluate
 from .base import OUTPUT_FOLDER, Tool, ToolContext, ToolResult, folder_pattern, workspace_root
+from .support.access import GIT_PERMISSION, in_git_dir
+from .support.ossandbox import Launch
 from .support.process import ShellRun
-from .support.shell import command_patterns, outside_paths, parse_command
+from .support.shell import PROBE, Hidden, ParsedCommand, command_patterns, parse_command
+from .support.shell_paths import PathCheck, check_paths
 
 __all__ = ["BashTool", "command_patterns"]
+
+GIT_WRITE = "the line writes git's own files (a hook, .git/config), which can make git run commands later"
 
 DEFAULT_TIMEOUT_S = 120
 MAX_TIMEOUT_S = 600
@@ -48,34 +60,111 @@ class BashTool(Tool[BashParams]):
         command = params.command
         if not command.strip():
             raise ToolError("command is empty. Give the shell command to run.")
-        parsed = parse_command(command)
         root = workspace_root(ctx)
-        folders: list[str] = []
-        for path in outside_paths(parsed, root, root):
-            pattern = folder_pattern(path if path.is_dir() else path.parent)
-            if pattern not in folders:
-                folders.append(pattern)
-        if folders:
-            await ctx.ask("external_directory", folders, always=folders,
-                          metadata={"command": command, "directories": [f[:-2] or "/" for f in folders]})
-        if parsed.patterns or not parsed.parsed:
-            metadata = {"command": command, "description": params.description}
-            if not parsed.parsed:
-                metadata["unparsed"] = parsed.reason
-                await ctx.ask("bash", parsed.patterns, always=parsed.always, metadata=metadata, always_ask=True)
-            else:
-                await ctx.ask("bash", parsed.patterns, always=parsed.always, metadata=metadata)
+        parsed = parse_command(command, cwd=root)
+        paths = check_paths(parsed, root, root, git_dir=in_git_dir)
+        await _ask_paths(ctx, command, paths)
+        # A hook or a config key written under .git runs the next time anyone runs git: code no rule sees.
+        hidden = [*parsed.hidden, *(Hidden(path, path, GIT_WRITE) for path in paths.git_internals)]
+        await _ask_commands(ctx, command, parsed, hidden, params.description)
 
         timeout_s = params.timeout or DEFAULT_TIMEOUT_S
         title = params.description or command
         ctx.update(title, {"command": command, "description": params.description})
+        launch = (await ctx.sandbox.prepare(command, ctx.ask, always=parsed.always) if ctx.sandbox is not None
+                  else Launch())
         run = ShellRun(command, cwd=ctx.directory, output_dir=ctx.data_dir / OUTPUT_FOLDER,
-                       on_output=lambda tail: ctx.update(None, {"output": tail}))
+                       on_output=lambda tail: ctx.update(None, {"output": tail}), confinement=launch.confinement)
         await run.wait(timeout_s)
-        return _result(run, title, timeout_s)
+        return _result(run, title, timeout_s, launch)
 
 
-def _result(run: ShellRun, title: str, timeout_s: float) -> ToolResult:
+async def _ask_paths(ctx: ToolContext, command: str, paths: PathCheck) -> None:
+    if paths.git_internals:
+        await ctx.ask(GIT_PERMISSION, paths.git_internals, always=paths.git_internals,
+                      metadata={"command": command, "paths": paths.git_internals,
+                                "reason": "Files under .git can make git run code (hooks, core.fsmonitor, "
+                                          "core.pager, aliases) the next time anyone runs git here."})
+    folders: list[str] = []
+    for path in paths.outside:
+        pattern = folder_pattern(path if path.is_dir() else path.parent)
+        if pattern not in folders:
+            folders.append(pattern)
+    if not folders and not paths.unknown:
+        return
+    metadata: dict[str, object] = {"command": command, "directories": [f[:-2] or "/" for f in folders]}
+    if paths.unknown:
+        metadata["unknown_paths"] = paths.unknown
+    await ctx.ask("external_directory", [*folders, *paths.unknown], always=folders, metadata=metadata)
+
+
+async def _ask_commands(ctx: ToolContext, command: str, parsed: ParsedCommand, hidden: list[Hidden],
+                        description: str | None) -> None:
+    reasons = ([parsed.reason] if not parsed.parsed and parsed.reason else []) + parsed.unknown
+    reasons += [h.reason for h in hidden if _allowed_only_by_catch_all(ctx, h)]
+    if not parsed.patterns and not reasons:
+        return  # only `cd`s: nothing runs
+    metadata: dict[str, object] = {"command": command, "description": description}
+    if not parsed.parsed:
+        metadata["unparsed"] = parsed.reason
+    if reasons:
+        metadata["unchecked"] = reasons
+    patterns = parsed.patterns or [command.strip()]
+    try:
+        await ctx.ask("bash", patterns, always=[] if reasons else parsed.always, metadata=metadata,
+                      always_ask=bool(reasons))
+    except DeniedError as error:
+        raise _explained(error, _denied_note(ctx, command, patterns)) from None
+    except PolicyRefusedError as error:
+        raise _explained(error, _unchecked_note(reasons)) from None
+
+
+def _allowed_only_by_catch_all(ctx: ToolContext, hidden: Hidden) -> bool:
+    """Whether the rules let a hidden call through only by allowing everything while denying something.
+
+    An allowance from a rule that names what it allows (`python *`, a person's "always") stands. A catch-all
+    `*: allow` stands too when no rule after it denies anything: then nothing is being kept out.
+    """
+    if ctx.rules is not None:
+        rules = ctx.rules("bash")
+        deciding = evaluate("bash", hidden.pattern, rules)
+        if deciding.action != "allow" or deciding.pattern != "*":
+            return False  # named by a rule; a deny refuses and an ask asks by themselves
+        last_catch_all = max((i for i, r in enumerate(rules) if r.pattern == "*"), default=-1)
+        return any(r.action == "deny" for r in rules[last_catch_all + 1:])
+    if ctx.permitted is None:
+        return True
+    if ctx.permitted("bash", hidden.pattern) != "allow":
+        return False
+    # Only the deciding action is known: ask again with the program's name replaced by one no rule can mean.
+    return ctx.permitted("bash", PROBE + hidden.pattern[len(hidden.program):]) == "allow"
+
+
+def _explained(error: ToolError, note: str) -> ToolError:
+    if note:
+        error.args = (f"{error.args[0] if error.args else error} {note}",)
+    return error
+
+
+def _denied_note(ctx: ToolContext, command: str, patterns: list[str]) -> str:
+    if ctx.permitted is None:
+        return ""
+    denied = next((p for p in patterns if ctx.permitted("bash", p) == "deny"), None)
+    if denied is None or denied == command.strip():
+        return ""
+    return (f"The line runs `{denied}`, which that rule denies however the command is spelled or wrapped. "
+            "Do without it, or ask the person to do it or to change the rule.")
+
+
+def _unchecked_note(reasons: list[str]) -> str:
+    if not reasons:
+        return ""
+    return ("The rules could not check this line, so it needs a person's approval: " + "; ".join(reasons)
+            + ". Write the command so that its programs and arguments appear in the line, or tell the person "
+            "what you need run.")
+
+
+def _result(run: ShellRun, title: str, timeout_s: float, launch: Launch) -> ToolResult:
     text, extra = run.capture.text()
     text = text.rstrip("\n") or "(no output)"
     if run.timed_out:
@@ -86,8 +175,9 @@ def _result(run: ShellRun, title: str, timeout_s: float) -> ToolResult:
                  "were stopped. To leave one running, redirect its output to a file: `cmd > log.txt 2>&1 &`.)")
     if not run.timed_out:
         text += f"\n\n(exit code {run.exit_code})"
+    text += launch.notes(text)
     metadata: dict[str, object] = {"command": run.command, "exit": run.exit_code, "timed_out": run.timed_out,
-                                   "output": run.capture.preview(), **extra}
+                                   "output": run.capture.preview(), "sandbox": launch.label, **extra}
     return ToolResult(title, text, metadata)
 
 

@@ -18,7 +18,9 @@ from ..permission.events import ToolRef
 from ..values import Cell, CellRun, CodeRun, NewCell, NotebookSnapshot, Todo
 
 if TYPE_CHECKING:
+    from ..permission.rules import Rule
     from ..question.service import QuestionService
+    from .support.ossandbox import SandboxCall
 
 Ask = Callable[..., Awaitable[None]]
 """`await ask(permission, patterns, always=None, metadata=None, *, always_ask=False)`."""
@@ -167,6 +169,12 @@ class ToolContext:
     """The calling agent's rules, read without asking; None where a run has none."""
     notebook: NotebookAccess | None = None
     """The notebook the kernel serves; None outside a kernel."""
+    sandbox: SandboxCall | None = None
+    """The OS sandbox shell commands run in (and the caller's `network` rules); None runs them unconfined."""
+    rules: Callable[[str], list[Rule]] | None = None
+    """`rules(permission)`: the calling agent's rules for a permission in deciding order, its "always" grants
+    last; for a check that depends on which rules exist (bash asks about code no rule can see only when some
+    rule denies something); None where a run has none."""
 
     @property
     def tool_ref(self) -> ToolRef:

@@ -11,6 +11,10 @@ place (or `replace_all` must be set), so a fallback never guesses between candid
 3. whitespace-normalized: the same words with any whitespace between them, even inside a line.
 
 A CRLF file is matched as if it had LF endings and keeps its CRLF endings.
+
+The file is opened once (`support/textfile.changing`): a path outside the project asks
+`external_directory` before the file is even opened, so no answer ("not found", "could not find
+old_string") says anything about it until that is allowed. A change under `.git` also asks `git_internals`.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult, ask_external, relative, resolve_path
-from .support.textfile import diff_counts, file_lock, read_text, unified_diff, write_text
+from .base import Tool, ToolContext, ToolResult, relative
+from .support.access import ask_git_internals
+from .support.textfile import changing, diff_counts, read_text, require_file, unified_diff, write_text
 
 
 class EditParams(BaseModel):
@@ -38,29 +43,25 @@ class EditTool(Tool[EditParams]):
     params = EditParams
 
     async def execute(self, params: EditParams, ctx: ToolContext) -> ToolResult:
-        path = resolve_path(ctx, params.path)
-        title = relative(ctx, path)
         if params.old_string == params.new_string:
             raise ToolError("old_string and new_string are identical: there is nothing to change. Put the "
                             "replacement text in new_string.")
-        if path.is_dir():
-            raise ToolError(f"{title} is a directory, not a file.")
-        async with file_lock(path):
+        async with changing(ctx, params.path) as opened:
+            path = opened.path
+            title = relative(ctx, path)
+            require_file(opened, title, missing_ok=params.old_string == "")
+            old = read_text(opened, title)
             if params.old_string == "":
-                if path.exists() and read_text(path, title).strip():
+                if old.strip():
                     raise ToolError(f"old_string is empty but {title} already exists and is not empty. Give the "
                                     "exact text to replace, or use write to replace the whole file on purpose.")
-                old, new, how = "", params.new_string, "created"
+                new, how = params.new_string, "created"
             else:
-                if not path.is_file():
-                    raise ToolError(f"File not found: {title}. Check the path (glob can find it), or create the "
-                                    "file with write (or edit with an empty old_string).")
-                old = read_text(path, title)
                 new, how = apply_edit(old, params.old_string, params.new_string, params.replace_all, title)
             diff = unified_diff(title, old, new)
-            await ask_external(ctx, path, is_dir=False)
             await ctx.ask("edit", [title], always=["*"], metadata={"path": str(path), "diff": diff})
-            write_text(path, new)
+            await ask_git_internals(ctx, path, title, diff)
+            await write_text(opened, new, title)
         added, removed = diff_counts(diff)
         note = "" if how in ("exact", "created") else f" (old_string matched after ignoring {MATCHER_NOTES[how]})"
         verb = "Created" if how == "created" else "Edited"

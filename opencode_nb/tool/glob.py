@@ -1,16 +1,23 @@
-"""glob: files whose path matches a pattern, newest first."""
+"""glob: files whose path matches a pattern, newest first.
+
+The folder is opened once and walked through that descriptor without following links (`support/ignore`),
+as ripgrep's file listing does: a link, or a folder swapped for one mid-walk, never lists what is outside.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult, ask_external, inside, relative, resolve_path, workspace_root
+from .base import Tool, ToolContext, ToolResult, inside, relative, workspace_root
+from .support.access import open_checked
 from .support.globpattern import glob_matcher, split_absolute
 from .support.ignore import IgnoreRules
+from .support.textfile import open_error
 
 LIMIT = 100
 
@@ -30,14 +37,17 @@ class GlobTool(Tool[GlobParams]):
             raise ToolError('pattern is empty. Give a glob pattern such as "**/*.py".')
         if pattern.startswith(("/", "~")):
             base, pattern = split_absolute(str(Path(pattern).expanduser()))
-        folder = resolve_path(ctx, base)
-        await ask_external(ctx, folder, is_dir=True)
-        await ctx.ask("glob", [params.pattern], always=["*"], metadata={"path": str(folder)})
-        if not folder.is_dir():
-            raise ToolError(f"Directory not found: {relative(ctx, folder)}. Give an existing directory as path.")
-        root = workspace_root(ctx)
-        rules = IgnoreRules(folder, root if inside(folder, root) else None)
-        matched = await asyncio.to_thread(find_files, rules, pattern)
+        matches = glob_matcher(pattern)  # a malformed pattern is the model's to fix, before anything is looked at
+        with await open_checked(ctx, base, folders=True) as opened:
+            folder = opened.path
+            await ctx.ask("glob", [params.pattern], always=["*"], metadata={"path": str(folder)})
+            if opened.kind == "error":
+                raise ToolError(open_error(opened, relative(ctx, folder)))
+            if opened.kind != "dir":
+                raise ToolError(f"Directory not found: {relative(ctx, folder)}. Give an existing directory as path.")
+            root = workspace_root(ctx)
+            rules = IgnoreRules(folder, root if inside(folder, root) else None)
+            matched = await asyncio.to_thread(find_files, rules, matches, opened.fd)
         shown = [relative(ctx, p) for p in matched[:LIMIT]]
         text = "\n".join(shown) or f"No files match {params.pattern} in {relative(ctx, folder)}."
         if len(matched) > LIMIT:
@@ -46,14 +56,17 @@ class GlobTool(Tool[GlobParams]):
         return ToolResult(relative(ctx, folder), text, {"count": len(matched), "path": str(folder)})
 
 
-def find_files(rules: IgnoreRules, pattern: str) -> list[Path]:
-    """Files under `rules.top` matching `pattern`, newest first (then by path, for a stable order)."""
-    matches = glob_matcher(pattern)
+def find_files(rules: IgnoreRules, matches: Callable[[PurePosixPath], bool], top_fd: int | None = None) -> list[Path]:
+    """Files under `rules.top` that `matches`, newest first (then by path, for a stable order).
+
+    Times are the files' own (`lstat`): a walk yields no links, and a name swapped for one meanwhile must
+    not lend it the time of a file outside the project.
+    """
     found: list[tuple[float, str, Path]] = []
-    for path in rules.walk():
+    for path in rules.walk(top_fd):
         if matches(PurePosixPath(path.relative_to(rules.top).as_posix())):
             try:
-                mtime = path.stat().st_mtime
+                mtime = path.lstat().st_mtime
             except OSError:
                 continue
             found.append((-mtime, str(path), path))

@@ -2,24 +2,37 @@
 
 ripgrep is used when it is on PATH (fast, and it reads .gitignore files itself); otherwise a pure-Python
 search over the same files gives the same answer, more slowly. Both skip binary files, files over
-`MAX_FILE_BYTES`, the always-ignored folders, and what .gitignore files ignore.
+`MAX_FILE_BYTES`, the always-ignored folders, what .gitignore files ignore, and symbolic links (ripgrep
+follows none unless told to; the fallback walks and opens through descriptors without following any, so
+nothing outside the project is searched by way of a link).
+
+The fallback matches with the `regex` package rather than `re` for one reason: its matching takes a
+timeout. A backtracking pattern (`(a+)+$` on a long line) cannot be interrupted in `re`, not even from
+another thread; with a timeout each file gets `FILE_BUDGET_S` and the search `SEARCH_BUDGET_S`, and what
+was skipped is named. ripgrep's own engine never backtracks, so it needs no bound.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
+import os
 import shutil
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+import regex
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult, ask_external, inside, relative, resolve_path, workspace_root
+from .base import Tool, ToolContext, ToolResult, inside, relative, workspace_root
+from .support.access import open_checked
 from .support.globpattern import glob_matcher
 from .support.ignore import ALWAYS_IGNORED, IgnoreRules
+from .support.safeopen import Opened, open_entry
+from .support.textfile import open_error
 
 LIMIT = 100
 """Matches shown; more means the pattern should be narrower."""
@@ -27,6 +40,12 @@ MAX_LINE = 300
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_COLLECTED = 5000
 """Matches gathered before sorting; beyond this the count is reported as a lower bound."""
+
+FILE_BUDGET_S = 2.0
+"""Matching time one file may take in the pure-Python search. Python's regular expressions backtrack, and a
+pattern such as `(a+)+$` on a long line would run for hours; past this the file is skipped and named."""
+SEARCH_BUDGET_S = 20.0
+"""Time the whole pure-Python search may take; past it the search stops and says so."""
 
 RG_LINE_LIMIT = 4 * MAX_FILE_BYTES
 """One JSON line from rg carries a whole matched line, which in a minified file can be megabytes long."""
@@ -47,54 +66,142 @@ class GrepTool(Tool[GrepParams]):
     async def execute(self, params: GrepParams, ctx: ToolContext) -> ToolResult:
         if not params.pattern:
             raise ToolError("pattern is empty. Give a regular expression to search for.")
-        target = resolve_path(ctx, params.path or ".")
-        await ask_external(ctx, target)
-        await ctx.ask("grep", [params.pattern], always=["*"], metadata={"path": str(target)})
-        if not target.exists():
-            raise ToolError(f"Path not found: {relative(ctx, target)}. Give an existing directory or file as path.")
-        root = workspace_root(ctx)
-        rules = IgnoreRules(target if target.is_dir() else target.parent, root if inside(target, root) else None)
+        # The model's own mistakes (a bad glob, a bad regular expression) are told before anything is opened.
+        included = glob_matcher(params.include) if params.include else None
         rg = shutil.which("rg")
-        if rg:
-            matches, complete = await search_rg(rg, params.pattern, target, params.include)
-        else:
-            try:
-                regex = re.compile(params.pattern)
-            except re.error as exc:
-                raise ToolError(f"Invalid regular expression {params.pattern!r}: {exc}. Escape special characters "
-                                r"such as ( ) [ ] . with a backslash to match them literally.") from None
-            matches, complete = await asyncio.to_thread(collect, search_python(regex, target, params.include, rules))
-        text = format_matches(order(matches), lambda p: relative(ctx, p), complete)
-        return ToolResult(params.pattern, text, {"matches": len(matches), "complete": complete,
-                                                 "engine": "rg" if rg else "python"})
+        compiled = None if rg else compile_regex(params.pattern)
+        with await open_checked(ctx, params.path or ".", folders=True) as opened:
+            target = opened.path
+            await ctx.ask("grep", [params.pattern], always=["*"], metadata={"path": str(target)})
+            if opened.kind == "missing":
+                raise ToolError(f"Path not found: {relative(ctx, target)}. Give an existing directory or file as path.")
+            if opened.kind == "error":
+                raise ToolError(open_error(opened, relative(ctx, target)))
+            if opened.kind == "other":
+                raise ToolError(f"{relative(ctx, target)} is not a regular file (a device, FIFO or socket), so it is "
+                                "not searched.")
+            if compiled is None:
+                assert rg is not None
+                found = await search_checked(rg, params.pattern, opened, params.include)
+            else:
+                root = workspace_root(ctx)
+                top = target if opened.kind == "dir" else target.parent
+                rules = IgnoreRules(top, root if inside(top, root) else None)
+                found = await asyncio.to_thread(search_python, compiled, opened, included, rules)
+        text = format_matches(order(found.matches), lambda p: relative(ctx, p), found.complete)
+        text += found.notes(lambda p: relative(ctx, p))
+        return ToolResult(params.pattern, text, {
+            "matches": len(found.matches), "complete": found.complete and not found.out_of_time,
+            "engine": "rg" if rg else "python", "slow_files": len(found.slow)})
 
 
-def collect(found: Iterator[Match]) -> tuple[list[Match], bool]:
-    matches: list[Match] = []
-    for match in found:
-        if len(matches) >= MAX_COLLECTED:
-            return matches, False
-        matches.append(match)
-    return matches, True
+@dataclass
+class Found:
+    matches: list[Match] = field(default_factory=list)
+    complete: bool = True
+    """False when the search stopped at `MAX_COLLECTED` matches."""
+    slow: list[Path] = field(default_factory=list)
+    """Files left unsearched because matching took longer than `FILE_BUDGET_S` on them."""
+    out_of_time: bool = False
+
+    def notes(self, name: Callable[[Path], str]) -> str:
+        """What the model should know about what was not searched, and what to do about it."""
+        out = ""
+        if self.slow:
+            shown = ", ".join(name(p) for p in self.slow[:5]) + (" and others" if len(self.slow) > 5 else "")
+            out += (f"\n\n(Skipped {len(self.slow)} file{'s' if len(self.slow) != 1 else ''} where matching took "
+                    f"over {FILE_BUDGET_S:g} s: {shown}. The pattern probably backtracks catastrophically (nested "
+                    "repetition such as (a+)+ or (\\w+\\s?)+); rewrite it without the nested repetition to "
+                    "search them.)")
+        if self.out_of_time:
+            out += (f"\n\n(The search stopped after {SEARCH_BUDGET_S:g} s; later files were not searched. Narrow "
+                    "the path or include, or simplify the pattern.)")
+        return out
 
 
-def search_python(regex: re.Pattern[str], target: Path, include: str | None, rules: IgnoreRules) -> Iterator[Match]:
-    included = glob_matcher(include) if include else None
-    files = [target] if target.is_file() else rules.walk()
-    for path in files:
+def compile_regex(pattern: str) -> regex.Pattern[str]:
+    """The pattern for the pure-Python search, compiled by `regex`, whose matching can be given a timeout.
+
+    Raises:
+        ToolError: the pattern is not a valid regular expression.
+    """
+    try:
+        return regex.compile(pattern)
+    except (regex.error, ValueError, OverflowError) as exc:
+        raise ToolError(f"Invalid regular expression {pattern!r}: {exc}. Escape special characters such as "
+                        r"( ) [ ] . with a backslash to match them literally.") from None
+
+
+def search_python(compiled: regex.Pattern[str], opened: Opened, included: Callable[[PurePosixPath], bool] | None,
+                  rules: IgnoreRules) -> Found:
+    """The matches under the opened target, reading every file through a descriptor opened without following
+    links, and within `FILE_BUDGET_S` of matching per file and `SEARCH_BUDGET_S` in all."""
+    found = Found()
+    deadline = time.monotonic() + SEARCH_BUDGET_S
+    if opened.kind == "file":
+        _search_file(compiled, opened, found, deadline)
+        return found
+    for path, dir_fd, name in rules.entries(opened.fd):
         if included is not None and not included(PurePosixPath(path.relative_to(rules.top).as_posix())):
             continue
-        try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                continue
-            data = path.read_bytes()
-        except OSError:
-            continue
-        if b"\0" in data[:8192]:
-            continue
+        if time.monotonic() >= deadline:
+            found.out_of_time = True
+            break
+        with open_entry(dir_fd, name, path) as entry:
+            if entry.kind == "file":
+                _search_file(compiled, entry, found, deadline)
+        if len(found.matches) >= MAX_COLLECTED:
+            found.complete = False
+            break
+    return found
+
+
+def _search_file(compiled: regex.Pattern[str], opened: Opened, found: Found, deadline: float) -> None:
+    assert opened.stat is not None
+    if opened.stat.st_size > MAX_FILE_BYTES:
+        return
+    try:
+        data = opened.read_bytes(MAX_FILE_BYTES + 1)
+    except OSError:
+        return
+    if b"\0" in data[:8192]:
+        return
+    give_up = min(time.monotonic() + FILE_BUDGET_S, deadline)
+    hits: list[Match] = []
+    try:
         for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-            if regex.search(line):
-                yield path, number, line
+            left = give_up - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            if compiled.search(line, timeout=left):
+                hits.append((opened.path, number, line))
+                if len(found.matches) + len(hits) >= MAX_COLLECTED:
+                    break
+    except TimeoutError:
+        found.slow.append(opened.path)
+        return
+    found.matches += hits
+
+
+async def search_checked(rg: str, pattern: str, opened: Opened, include: str | None) -> Found:
+    """ripgrep over the opened target. rg looks the path up again by name, so the name must still lead to
+    the opened file or folder both before rg starts and after it ends; a swap in between is refused."""
+    replaced = ToolError(f"{opened.path} was replaced while it was searched; nothing from it is shown. Call grep "
+                         "again.")
+    if not _still_there(opened):
+        raise replaced
+    matches, complete = await search_rg(rg, pattern, opened.path, include)
+    if not _still_there(opened):
+        raise replaced
+    return Found(matches, complete)
+
+
+def _still_there(opened: Opened) -> bool:
+    assert opened.fd is not None
+    try:
+        return os.path.samestat(os.stat(opened.path, follow_symlinks=False), os.fstat(opened.fd))
+    except OSError:
+        return False
 
 
 async def search_rg(rg: str, pattern: str, target: Path, include: str | None) -> tuple[list[Match], bool]:
@@ -145,7 +252,7 @@ def order(matches: list[Match]) -> list[Match]:
     for path, _, _ in matches:
         if path not in mtimes:
             try:
-                mtimes[path] = path.stat().st_mtime
+                mtimes[path] = path.lstat().st_mtime
             except OSError:
                 mtimes[path] = 0.0
     return sorted(matches, key=lambda m: (-mtimes[m[0]], str(m[0]), m[1]))

@@ -1,4 +1,8 @@
-"""list: a directory as an indented tree, without build and cache folders or what .gitignore ignores."""
+"""list: a directory as an indented tree, without build and cache folders or what .gitignore ignores.
+
+The folder is opened once and walked through that descriptor without following links (`support/ignore`),
+so neither a link inside nor a folder swapped for one mid-walk shows what is outside the project.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,11 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult, ask_external, inside, relative, resolve_path, workspace_root
+from .base import Tool, ToolContext, ToolResult, inside, relative, workspace_root
+from .support.access import open_checked
 from .support.ignore import IgnoreRules
+from .support.safeopen import Opened
+from .support.textfile import open_error
 
 LIMIT = 100
 """Files shown; a bigger tree is better explored folder by folder or with glob."""
@@ -26,17 +33,14 @@ class ListTool(Tool[ListParams]):
     params = ListParams
 
     async def execute(self, params: ListParams, ctx: ToolContext) -> ToolResult:
-        folder = resolve_path(ctx, params.path)
-        title = relative(ctx, folder)
-        await ask_external(ctx, folder, is_dir=True)
-        await ctx.ask("list", [title], always=["*"], metadata={"path": str(folder)})
-        if not folder.is_dir():
-            if folder.exists():
-                raise ToolError(f"{title} is a file, not a directory. Use the read tool to see its content.")
-            raise ToolError(f"Directory not found: {title}. List its parent folder to see what is there.")
-        root = workspace_root(ctx)
-        rules = IgnoreRules(folder, root if inside(folder, root) else None, params.ignore)
-        files, total = await asyncio.to_thread(_collect, rules)
+        with await open_checked(ctx, params.path, folders=True) as opened:
+            folder = opened.path
+            title = relative(ctx, folder)
+            await ctx.ask("list", [title], always=["*"], metadata={"path": str(folder)})
+            require_folder(opened, title)
+            root = workspace_root(ctx)
+            rules = IgnoreRules(folder, root if inside(folder, root) else None, params.ignore)
+            files, total = await asyncio.to_thread(_collect, rules, opened.fd)
         text = f"{folder}/\n" + tree(files)
         if total > LIMIT:
             text += (f"\n\n(Showing the first {LIMIT} of {total} files. List a subfolder, or use glob to find files "
@@ -46,10 +50,21 @@ class ListTool(Tool[ListParams]):
         return ToolResult(title, text.rstrip("\n"), {"count": total, "shown": len(files)})
 
 
-def _collect(rules: IgnoreRules) -> tuple[list[Path], int]:
+def require_folder(opened: Opened, title: str) -> None:
+    """Raise what the model reads when the path it gave is not a folder (asked only once it may know)."""
+    if opened.kind == "dir":
+        return
+    if opened.kind == "missing":
+        raise ToolError(f"Directory not found: {title}. List its parent folder to see what is there.")
+    if opened.kind in ("file", "other"):
+        raise ToolError(f"{title} is a file, not a directory. Use the read tool to see its content.")
+    raise ToolError(open_error(opened, title))
+
+
+def _collect(rules: IgnoreRules, top_fd: int | None) -> tuple[list[Path], int]:
     files: list[Path] = []
     total = 0
-    for path in rules.walk():
+    for path in rules.walk(top_fd):
         total += 1
         if len(files) < LIMIT:
             files.append(path.relative_to(rules.top))

@@ -1,8 +1,10 @@
 """read: a file's lines, numbered; images as attachments; notebooks as cells.
 
-Reading asks `read` with the path relative to the workspace; a path that leaves the workspace (after `..`
-and symlinks are resolved) asks `external_directory` for its folder first. Permission comes before any
-look at the file, so a refused read does not even reveal whether the file exists.
+Reading asks `read` with the path relative to the workspace; a path that leaves the workspace (as written,
+as its links resolve, or as the opened file really is) asks `external_directory` for its folder first.
+The file is opened once and read through that descriptor, so a link flipped after the check cannot send
+the read elsewhere (`support/safeopen`). Permission comes before anything about the file is said, so a
+refused read does not even reveal whether the file exists.
 """
 
 from __future__ import annotations
@@ -10,15 +12,19 @@ from __future__ import annotations
 import asyncio
 import base64
 import difflib
+import os
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from ..values import Attachment
-from .base import MAX_OUTPUT_BYTES, Tool, ToolContext, ToolResult, ask_external, relative, resolve_path, workspace_root
+from .base import MAX_OUTPUT_BYTES, Tool, ToolContext, ToolResult, relative, workspace_root
+from .support.access import open_checked
 from .support.ignore import IgnoreRules
 from .support.ipynb import notebook_text
+from .support.safeopen import open_path
+from .support.textfile import open_error
 
 DEFAULT_LIMIT = 2000
 MAX_LINE = 2000
@@ -51,15 +57,19 @@ class ReadTool(Tool[ReadParams]):
     params = ReadParams
 
     async def execute(self, params: ReadParams, ctx: ToolContext) -> ToolResult:
-        path = resolve_path(ctx, params.path)
-        title = relative(ctx, path)
-        await ask_external(ctx, path)
-        await ctx.ask("read", [title], always=["*"], metadata={"path": str(path)})
-        if path.is_dir():
-            raise ToolError(f"{title} is a directory, not a file. Use the list tool to see what is in it.")
-        if not path.exists():
-            raise ToolError(await asyncio.to_thread(missing_file_message, path, title, workspace_root(ctx)))
-        data = await asyncio.to_thread(path.read_bytes)
+        with await open_checked(ctx, params.path, folders=False) as opened:
+            path = opened.path
+            title = relative(ctx, path)
+            await ctx.ask("read", [title], always=["*"], metadata={"path": str(path)})
+            if opened.kind == "dir":
+                raise ToolError(f"{title} is a directory, not a file. Use the list tool to see what is in it.")
+            if opened.kind == "missing":
+                raise ToolError(await asyncio.to_thread(missing_file_message, path, title, workspace_root(ctx)))
+            if opened.kind == "other":
+                raise ToolError(f"{title} is not a regular file (a device, FIFO or socket), so it is not read.")
+            if opened.kind == "error":
+                raise ToolError(open_error(opened, title))
+            data = await asyncio.to_thread(opened.read_bytes)
         mime = image_type(path, data)
         if mime is not None:
             return _image(data, mime, title, path.name)
@@ -151,18 +161,23 @@ def missing_file_message(path: Path, title: str, root: Path) -> str:
     """`File not found`, with up to three similarly named files: nearby first, then anywhere in the workspace."""
     near: list[Path] = []
     folder = path.parent
-    if folder.is_dir():
-        names = {p.name: p for p in folder.iterdir()}
+    with open_path(folder) as opened:  # the folder itself, not whatever a link swapped in meanwhile points at
+        listed = os.listdir(opened.fd) if opened.kind == "dir" and opened.path == folder else []
+    if listed:
+        names = {name: folder / name for name in listed}
         lowered = {name.lower(): name for name in names}
         close = difflib.get_close_matches(path.name.lower(), list(lowered), n=3, cutoff=0.6)
         near = [names[lowered[c]] for c in close]
     if len(near) < 3 and (path == root or root in path.parents):
         same: list[Path] = []
-        for i, candidate in enumerate(IgnoreRules(root).walk()):
-            if i >= SEARCH_LIMIT:
-                break
-            if candidate.name.lower() == path.name.lower() and candidate not in near:
-                same.append(candidate)
+        try:
+            for i, candidate in enumerate(IgnoreRules(root).walk()):
+                if i >= SEARCH_LIMIT:
+                    break
+                if candidate.name.lower() == path.name.lower() and candidate not in near:
+                    same.append(candidate)
+        except OSError:  # the project's root is being moved about: no suggestions then
+            pass
         near += same[: 3 - len(near)]
     shown = [p.relative_to(root).as_posix() if root in p.parents else str(p) for p in near]
     hint = ("\nDid you mean one of these?\n" + "\n".join(f"- {s}" for s in shown)) if shown else ""

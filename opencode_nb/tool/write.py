@@ -1,12 +1,17 @@
-"""write: create a file, or replace one whole; the person sees the diff before it is written."""
+"""write: create a file, or replace one whole; the person sees the diff before it is written.
+
+The file is opened once and everything (the outside-the-project check, the diff, the write) uses what was
+opened (`support/textfile.changing`); a write into `.git` also asks `git_internals` (`support/access`).
+"""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult, ask_external, relative, resolve_path
-from .support.textfile import diff_counts, file_lock, read_text, unified_diff, write_text
+from .base import Tool, ToolContext, ToolResult, relative
+from .support.access import ask_git_internals
+from .support.textfile import changing, diff_counts, read_text, require_file, unified_diff, write_text
 
 
 class WriteParams(BaseModel):
@@ -19,20 +24,19 @@ class WriteTool(Tool[WriteParams]):
     params = WriteParams
 
     async def execute(self, params: WriteParams, ctx: ToolContext) -> ToolResult:
-        path = resolve_path(ctx, params.path)
-        title = relative(ctx, path)
-        if path.is_dir():
-            raise ToolError(f"{title} is a directory. Give the path of a file to write.")
-        async with file_lock(path):
-            existed = path.is_file()
+        async with changing(ctx, params.path) as opened:
+            path = opened.path
+            title = relative(ctx, path)
+            require_file(opened, title, missing_ok=True)
+            existed = opened.kind == "file"
             try:
-                old = read_text(path, title) if existed else ""
+                old = read_text(opened, title)
                 diff = unified_diff(title, old, params.content)
             except ToolError:  # not text: it is replaced whole, there is no line diff to show
                 old, diff = "", f"(the non-text file {title} is replaced by {len(params.content)} characters of text)\n"
-            await ask_external(ctx, path, is_dir=False)
             await ctx.ask("edit", [title], always=["*"], metadata={"path": str(path), "diff": diff})
-            write_text(path, params.content)
+            await ask_git_internals(ctx, path, title, diff)
+            await write_text(opened, params.content, title)
         added, removed = diff_counts(diff)
         lines = len(params.content.splitlines())
         if not existed:

@@ -17,3 +17,9 @@ def test_tool_input_must_be_a_json_object():
     assert listed.input is None and listed.error == "expected a JSON object, got list" and listed.raw == '["a"]'
     broken = parse_tool_input("read", "c", '{"path": ')
     assert broken.input is None and broken.error.startswith("Expecting value")
+
+
+def test_json_nested_past_the_parsers_limit_is_a_malformed_call_not_a_recursion_error():
+    deep = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    call = parse_tool_input("read", "c", deep)
+    assert call.input is None and call.error.startswith("nested too deeply") and call.raw == deep

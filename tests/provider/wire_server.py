@@ -3,9 +3,11 @@
 Each test queues the responses the server gives, in order, whatever the path:
 
 - `Stream(events)`: a 200 `text/event-stream`, one chunk per event; `drop_after=N` cuts the connection
-  after N events (the response never ends), `delay_s` plays a slow model;
+  after N events (the response never ends), `delay_s` plays a slow model, `stall_after=N` goes silent
+  after N events for `stall_s` (or until the server closes) and then carries on;
 - `Failure(status, body, headers)`: an HTTP error with a JSON body and headers such as `retry-after`;
 - `Drop()`: the connection is closed before any response.
+- `Hang()`: the request is read and nothing is ever sent (until the server closes).
 
 Every request is recorded (`received`: path, lower-cased headers, JSON body), so a test can check what
 the SDK really put on the wire. The protocol-specific builders live in `wire_anthropic` and
@@ -32,6 +34,9 @@ class Stream:
     """Close the connection after this many events, without ending the response."""
     delay_s: float = 0.0
     """Pause before each event, to play a slow model."""
+    stall_after: int | None = None
+    """Send nothing after this many events, for `stall_s` seconds (the connection stays open)."""
+    stall_s: float = 30.0
 
 
 @dataclass
@@ -46,7 +51,12 @@ class Drop:
     """Close the connection without answering (a server that died before responding)."""
 
 
-Response = Stream | Failure | Drop
+@dataclass
+class Hang:
+    """Read the request and answer nothing, not even headers (a server stuck before it starts to respond)."""
+
+
+Response = Stream | Failure | Drop | Hang
 
 
 @dataclass
@@ -66,6 +76,8 @@ class WireServer:
         """Streams the client closed before their end (a consumer that stopped reading)."""
         self.unanswered: list[str] = []
         """Paths of requests that found nothing queued (answered with a 500 naming the problem)."""
+        self.closing = threading.Event()
+        """Set by `close()`: ends any stall at once, so a stalled handler never outlives its test."""
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -85,7 +97,10 @@ class WireServer:
                     server.unanswered.append(self.path)
                     message = f"wire server: no response queued for POST {self.path}"
                     response = Failure(500, {"type": "error", "error": {"type": "api_error", "message": message}})
-                if isinstance(response, Drop):
+                if isinstance(response, Hang):
+                    server.closing.wait(60)
+                    self._cut()
+                elif isinstance(response, Drop):
                     self._cut()
                 elif isinstance(response, Failure):
                     self._fail(response)
@@ -111,6 +126,8 @@ class WireServer:
                     if stream.drop_after is not None and i >= stream.drop_after:
                         self._cut()
                         return
+                    if stream.stall_after is not None and i == stream.stall_after:
+                        server.closing.wait(stream.stall_s)
                     if stream.delay_s:
                         time.sleep(stream.delay_s)
                     payload = data if isinstance(data, str) else json.dumps(data)
@@ -147,6 +164,7 @@ class WireServer:
             self.responses.put(response)
 
     def close(self) -> None:
+        self.closing.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 

@@ -78,7 +78,7 @@ async def test_mistakes_come_back_to_the_model_as_error_results_and_the_loop_goe
     assert final.finish == "stop"
     errors = [p.state.error for p in h.tool_parts()]
     assert "There is no tool named 'reed'" in errors[0] and "read" in errors[0]
-    assert "not valid JSON" in errors[1]
+    assert "not a valid JSON object" in errors[1]
     assert "- path: Field required" in errors[2]
     assert "File not found" in errors[3]
     assert all(r.is_error for r in results_in(h.step_requests()[1]))

@@ -401,7 +401,8 @@ def test_an_unreadable_message_is_skipped_with_its_parts(store, caplog):
     session = new_session(store)
     msg = new_message(store, session)
     store.add_part(TextPart(session_id=session.id, message_id=msg.id, text="kept"))
-    raw_insert(store, "INSERT INTO messages VALUES ('msg_zzzz', ?, ?)", (session.id, '{"role": "robot"}'))
+    raw_insert(store, "INSERT INTO messages (id, session_id, data) VALUES ('msg_zzzz', ?, ?)",
+               (session.id, '{"role": "robot"}'))
     raw_insert(
         store,
         "INSERT INTO parts VALUES ('prt_orphan', ?, 'msg_zzzz', ?)",

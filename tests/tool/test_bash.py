@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from opencode_nb.errors import DeniedError
+from opencode_nb.permission import evaluate, from_config
 from opencode_nb.tool.base import MAX_OUTPUT_BYTES
 from opencode_nb.tool.bash import BashTool
 
@@ -173,3 +174,60 @@ async def test_a_timeout_in_milliseconds_is_explained(ctx):
 async def test_an_empty_command_is_an_error(ctx):
     with pytest.raises(Exception, match="command is empty"):
         await BashTool().run({"command": "   "}, ctx)
+
+
+# ------------------------------------------------------------------------------ what the rules cannot see
+
+def with_rules(ctx: RecordingContext, bash: dict) -> RecordingContext:
+    """The context as the loop builds it: the agent's rules readable by the tool."""
+    rules = from_config({"bash": bash})
+    ctx.rules = lambda permission: [r for r in rules if r.permission == permission]
+    ctx.permitted = lambda permission, pattern: evaluate(permission, pattern, rules).action
+    return ctx
+
+
+async def test_code_no_rule_sees_asks_a_person_when_the_rules_deny_something(ctx):
+    with_rules(ctx, {"*": "allow", "rm *": "deny"})
+    await BashTool().run({"command": "python3 -c 'print(1)'"}, ctx)
+    [asked] = ctx.asked
+    assert asked.always_ask is True and asked.always == []
+    assert "runs code given on the command line" in asked.metadata["unchecked"][0]
+
+
+@pytest.mark.parametrize("bash", [{"*": "allow"}, {"*": "allow", "rm *": "deny", "python3 *": "allow"},
+                                  {"rm *": "deny", "*": "allow"}])
+async def test_code_no_rule_sees_runs_when_nothing_is_denied_or_a_rule_names_the_program(ctx, bash):
+    with_rules(ctx, bash)
+    result = await BashTool().run({"command": "python3 -c 'print(1)'"}, ctx)
+    assert result.output.startswith("1") and [a.always_ask for a in ctx.asked] == [False]
+
+
+async def test_a_program_only_the_run_can_name_asks_whatever_the_rules_allow(ctx):
+    with_rules(ctx, {"*": "allow"})
+    await BashTool().run({"command": "cmd=true; $cmd"}, ctx)
+    [asked] = ctx.asked
+    assert asked.always_ask is True and "`$cmd` is only known when the line runs" in asked.metadata["unchecked"][0]
+
+
+async def test_without_the_rules_at_hand_code_no_rule_sees_asks(ctx):
+    await BashTool().run({"command": "echo 'print(1)' | python3"}, ctx)
+    assert ctx.asked[-1].always_ask is True
+
+
+async def test_a_statement_with_no_command_word_is_checked(ctx):
+    with_rules(ctx, {"*": "allow", "rm *": "deny"})
+    await BashTool().run({"command": "y='a[$(touch made)]'; (( y ))"}, ctx)
+    [asked] = ctx.asked
+    assert "(( y ))" in asked.patterns and asked.always_ask is True
+
+
+async def test_paths_built_from_the_environment_ask_external_directory_as_written(ctx):
+    await BashTool().run({"command": "ls ~/x $HOME/y >/dev/null 2>&1; true"}, ctx)
+    assert ctx.asked[0].permission == "external_directory" and ctx.asked[0].patterns == ["~/x", "$HOME/y"]
+
+
+async def test_writing_git_s_own_files_asks_git_internals(ctx, project):
+    (project / ".git" / "hooks").mkdir(parents=True)
+    await BashTool().run({"command": "echo 'exit 0' > .git/hooks/pre-commit"}, ctx)
+    assert [a.permission for a in ctx.asked] == ["git_internals", "bash"]
+    assert ctx.asked[0].patterns == [".git/hooks/pre-commit"] and ctx.asked[1].always_ask is True

@@ -53,3 +53,30 @@ async def test_a_parsed_command_the_rules_allow_runs_without_asking(tmp_path):
     [part] = [p for m in ws.sessions.messages(session.id) for p in m.parts if p.type == "tool"]
     assert part.state.output == "hi\nthere\n\n(exit code 0)"
     ws.close()
+
+
+async def run_one(tmp_path, permission: dict, command: str):
+    ws, model, _ = workspace(tmp_path, permission)
+    model.turns.extend(Scripted([{"tool_calls": [{"name": "bash", "input": {"command": command}}]},
+                                 {"text": "done"}]).turns)
+    session = ws.sessions.create()
+    await asyncio.wait_for(ws.prompt(session.id, "go"), 10)
+    [part] = [p for m in ws.sessions.messages(session.id) for p in m.parts if p.type == "tool"]
+    ws.close()
+    return part.state
+
+
+async def test_a_denial_tells_the_model_what_ran_and_not_to_try_another_spelling(tmp_path):
+    state = await run_one(tmp_path, {"bash": {"*": "allow", "rm *": "deny"}}, "\"r\"'m' victim.txt")
+    assert state.status == "error" and "The line runs `rm victim.txt`, which that rule denies" in state.error
+
+
+async def test_a_refused_unchecked_line_tells_the_model_why_it_needed_a_person(tmp_path):
+    state = await run_one(tmp_path, {"bash": {"*": "allow", "rm *": "deny"}}, "python3 -c 'print(1)'")
+    assert state.status == "error" and "nobody to approve it" in state.error
+    assert "runs code given on the command line, which the rules cannot check" in state.error
+
+
+async def test_with_nothing_denied_an_interpreter_s_inline_code_runs(tmp_path):
+    state = await run_one(tmp_path, {"bash": "allow"}, "python3 -c 'print(6 * 7)'")
+    assert state.status == "completed" and state.output.startswith("42")

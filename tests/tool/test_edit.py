@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from opencode_nb.errors import CorrectedError, RejectedError, ToolError
+from opencode_nb.errors import CorrectedError, DeniedError, RejectedError, ToolError
 from opencode_nb.tool.edit import EditTool, apply_edit
 
 from .fakes import RecordingContext
@@ -141,3 +141,31 @@ async def test_editing_outside_the_workspace_asks_external_directory(ctx, tmp_pa
     (tmp_path / "other.txt").write_text("old\n")
     await EditTool().run({"path": str(tmp_path / "other.txt"), "old_string": "old", "new_string": "new"}, ctx)
     assert ctx.permissions() == [("external_directory", [f"{tmp_path}/*"]), ("edit", [str(tmp_path / "other.txt")])]
+
+
+@pytest.mark.parametrize("name", ["passwd", "missing", "folder"])
+async def test_an_outside_edit_reveals_nothing_before_external_directory(project, tmp_path, name):
+    (tmp_path / "passwd").write_text("root:x:0:0\n")
+    (tmp_path / "folder").mkdir()
+    ctx = RecordingContext(project, deny={"external_directory"})
+    with pytest.raises(DeniedError) as err:
+        await EditTool().run({"path": str(tmp_path / name), "old_string": "nobody", "new_string": "x"}, ctx)
+    assert ctx.permissions() == [("external_directory", [f"{tmp_path}/*"])]
+    assert "Could not find" not in str(err.value) and "not found" not in str(err.value)
+
+
+async def test_once_allowed_outside_the_usual_answers_come_back(ctx, tmp_path):
+    (tmp_path / "passwd").write_text("root:x:0:0\n")
+    with pytest.raises(ToolError, match=f"Could not find old_string in {tmp_path}/passwd"):
+        await EditTool().run({"path": str(tmp_path / "passwd"), "old_string": "nobody", "new_string": "x"}, ctx)
+
+
+async def test_an_edit_of_git_config_asks_git_internals(project):
+    (project / ".git").mkdir()
+    (project / ".git" / "config").write_text("[core]\n")
+    ctx = RecordingContext(project, reject={"git_internals"})
+    with pytest.raises(RejectedError):
+        await EditTool().run({"path": ".git/config", "old_string": "[core]",
+                              "new_string": "[core]\n\tfsmonitor = ./x"}, ctx)
+    assert ctx.permissions() == [("edit", [".git/config"]), ("git_internals", [".git/config"])]
+    assert (project / ".git" / "config").read_text() == "[core]\n"

@@ -74,3 +74,31 @@ def test_glob_matching_rules(pattern, path, hit):
     from opencode_nb.tool.support.globpattern import glob_matcher
 
     assert glob_matcher(pattern)(PurePosixPath(path)) is hit
+
+
+@pytest.mark.parametrize(("pattern", "why"), [
+    ("[z-a].py", "bad character range z-a. A range in \\[...\\] must go upwards"),
+    ("{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}", "expand to more than 256 patterns"),
+])
+async def test_a_pattern_that_cannot_be_read_is_a_clear_error(ctx, pattern, why):
+    with pytest.raises(ToolError, match=why):
+        await GlobTool().run({"pattern": pattern}, ctx)
+    assert ctx.asked == []
+
+
+async def test_links_are_not_followed_nor_listed(ctx, project, tmp_path):
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.py").write_text("")
+    (project / "door").symlink_to(tmp_path / "outside")
+    (project / "alias.py").symlink_to(project / "src" / "stats.py")
+    result = await GlobTool().run({"pattern": "**/*.py"}, ctx)
+    assert names(result.output) == ["src/stats.py"]
+
+
+def test_repeated_double_stars_do_not_backtrack():
+    from pathlib import PurePosixPath
+
+    from opencode_nb.tool.support.globpattern import glob_matcher
+
+    matches = glob_matcher("**/" * 30 + "x.py")
+    assert matches(PurePosixPath("a/" * 40 + "x.py")) and not matches(PurePosixPath("a/" * 40 + "y.py"))

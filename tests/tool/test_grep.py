@@ -1,3 +1,4 @@
+import asyncio
 import os
 import shutil
 
@@ -75,3 +76,49 @@ async def test_ripgrep_and_the_python_fallback_give_the_same_answer(ctx, tree, m
     without = await GrepTool().run(args, ctx)
     assert (with_rg.metadata["engine"], without.metadata["engine"]) == ("rg", "python")
     assert with_rg.output == without.output and with_rg.metadata["matches"] == 4
+
+
+async def test_links_are_not_followed_out_of_the_project(ctx, project, tmp_path, engine):
+    (tmp_path / "secret.txt").write_text("def mean secret\n")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "x.py").write_text("def mean secret\n")
+    (project / "link.py").symlink_to(tmp_path / "secret.txt")
+    (project / "linkdir").symlink_to(tmp_path / "dir")
+    out = (await GrepTool().run({"pattern": "secret"}, ctx)).output
+    assert out == "No matches found."
+
+
+async def test_a_catastrophic_pattern_skips_the_file_within_the_bound(ctx, project, monkeypatch):
+    monkeypatch.setattr("opencode_nb.tool.grep.shutil.which", lambda name: None)
+    monkeypatch.setattr("opencode_nb.tool.grep.FILE_BUDGET_S", 0.3)
+    (project / "slow.txt").write_text("a" * 30_000 + "!\n")
+    (project / "quick.txt").write_text("aaa\n")
+    started = asyncio.get_running_loop().time()
+    result = await GrepTool().run({"pattern": "(a+)+$"}, ctx)
+    assert asyncio.get_running_loop().time() - started < 3
+    assert result.output.startswith("quick.txt:\n  1: aaa")
+    assert "Skipped 1 file where matching took over 0.3 s: slow.txt" in result.output
+    assert result.metadata["slow_files"] == 1
+
+
+async def test_the_whole_search_stops_at_its_own_bound_and_says_so(ctx, project, monkeypatch):
+    monkeypatch.setattr("opencode_nb.tool.grep.shutil.which", lambda name: None)
+    monkeypatch.setattr("opencode_nb.tool.grep.FILE_BUDGET_S", 0.2)
+    monkeypatch.setattr("opencode_nb.tool.grep.SEARCH_BUDGET_S", 0.5)
+    for i in range(10):
+        (project / f"slow{i}.txt").write_text("a" * 30_000 + "!\n")
+    result = await GrepTool().run({"pattern": "(a+)+$"}, ctx)
+    assert "(The search stopped after 0.5 s" in result.output and result.metadata["complete"] is False
+
+
+async def test_an_invalid_include_glob_is_the_same_clear_error_for_both_engines(ctx, engine):
+    with pytest.raises(ToolError, match=r"Invalid glob pattern '\*\.\[z-a\]': bad character range z-a"):
+        await GrepTool().run({"pattern": "x", "include": "*.[z-a]"}, ctx)
+    assert ctx.asked == []  # the model's mistake is told before anything is looked at
+
+
+async def test_fifos_are_skipped_rather_than_read(ctx, project, engine):
+    os.mkfifo(project / "pipe.txt")
+    (project / "real.txt").write_text("hit\n")
+    result = await asyncio.wait_for(GrepTool().run({"pattern": "hit"}, ctx), 10)
+    assert result.output == "real.txt:\n  1: hit"

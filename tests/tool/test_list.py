@@ -1,7 +1,11 @@
+import os
+
 import pytest
 
-from opencode_nb.errors import ToolError
+from opencode_nb.errors import DeniedError, ToolError
 from opencode_nb.tool.list import ListTool
+
+from .fakes import RecordingContext
 
 
 async def test_list_shows_an_indented_tree_without_ignored_files(ctx, tree):
@@ -48,3 +52,21 @@ async def test_a_negated_gitignore_pattern_keeps_the_file(ctx, project):
     (project / "keep.log").write_text("")
     out = (await ListTool().run({}, ctx)).output
     assert "keep.log" in out and "drop.log" not in out
+
+
+async def test_links_and_special_files_are_not_listed(ctx, project, tmp_path):
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text("")
+    (project / "door").symlink_to(tmp_path / "outside")
+    (project / "alias.md").symlink_to(project / "README.md")
+    os.mkfifo(project / "pipe")
+    out = (await ListTool().run({}, ctx)).output
+    assert "door" not in out and "secret" not in out and "alias" not in out and "pipe" not in out
+
+
+async def test_a_folder_given_as_a_link_out_asks_for_where_it_leads(project, tmp_path):
+    (project / "door").symlink_to(tmp_path)
+    ctx = RecordingContext(project, deny={"external_directory"})
+    with pytest.raises(DeniedError):
+        await ListTool().run({"path": "door"}, ctx)
+    assert ctx.permissions() == [("external_directory", [f"{tmp_path}/*"])]

@@ -1,8 +1,10 @@
+import asyncio
 import json
+import os
 
 import pytest
 
-from opencode_nb.errors import RejectedError, ToolError
+from opencode_nb.errors import DeniedError, RejectedError, ToolError
 from opencode_nb.tool.read import ReadTool
 
 from .fakes import RecordingContext
@@ -159,3 +161,57 @@ async def test_invalid_arguments_tell_the_model_what_to_fix(ctx):
     assert "- path: Field required" in str(err.value) and "matches the tool's schema" in str(err.value)
     with pytest.raises(ToolError, match="- offset: Input should be greater than or equal to 1"):
         await ReadTool().run({"path": "a.py", "offset": 0}, ctx)
+
+
+@pytest.mark.parametrize("name", ["there.txt", "missing.txt", "folder", "there.txt/below"])
+async def test_an_outside_path_is_asked_about_before_anything_about_it_is_said(project, tmp_path, name):
+    (tmp_path / "there.txt").write_text("secret")
+    (tmp_path / "folder").mkdir()
+    ctx = RecordingContext(project, deny={"external_directory"})
+    with pytest.raises(DeniedError) as err:
+        await ReadTool().run({"path": str(tmp_path / name)}, ctx)
+    folder = (tmp_path / name).parent  # from the path alone: the same whether it is a file, a folder or nothing
+    assert ctx.permissions() == [("external_directory", [f"{folder}/*"])]
+    assert "secret" not in str(err.value) and "not found" not in str(err.value)
+
+
+async def test_a_read_goes_through_the_descriptor_that_was_checked(ctx, project, tmp_path, monkeypatch):
+    """The name is swapped for a link to outside between the open and the read: the read still gets the
+    file that was opened and checked, not the one the name now points at."""
+    (tmp_path / "secret.txt").write_text("outside")
+    target = project / "notes.txt"
+    target.write_text("inside")
+    real_ask = ctx._ask
+
+    async def swap_then_ask(permission, patterns, *args, **kwargs):
+        if permission == "read":
+            target.unlink()
+            target.symlink_to(tmp_path / "secret.txt")
+        await real_ask(permission, patterns, *args, **kwargs)
+
+    ctx.ask = swap_then_ask
+    assert "inside" in (await ReadTool().run({"path": "notes.txt"}, ctx)).output
+
+
+async def test_a_fifo_is_refused_without_hanging(ctx, project):
+    os.mkfifo(project / "pipe")
+    with pytest.raises(ToolError, match="pipe is not a regular file"):
+        await asyncio.wait_for(ReadTool().run({"path": "pipe"}, ctx), 5)
+
+
+async def test_a_path_into_the_project_by_way_of_an_outside_link_is_inside(ctx, project, tmp_path):
+    """As `/tmp/x` is `/private/tmp/x` on macOS: where a path leads decides, not how it was written."""
+    (tmp_path / "alias").symlink_to(project)
+    result = await ReadTool().run({"path": str(tmp_path / "alias" / "README.md")}, ctx)
+    assert "# demo" in result.output and ctx.permissions() == [("read", ["README.md"])]
+
+
+async def test_an_outside_link_is_asked_about_as_written_before_where_it_leads(project, tmp_path):
+    (tmp_path / "far").mkdir()
+    (tmp_path / "far" / "x.txt").write_text("secret")
+    (tmp_path / "near").mkdir()
+    (tmp_path / "near" / "hop").symlink_to(tmp_path / "far")
+    ctx = RecordingContext(project, deny={"external_directory"})
+    with pytest.raises(DeniedError):
+        await ReadTool().run({"path": str(tmp_path / "near" / "hop" / "x.txt")}, ctx)
+    assert ctx.permissions() == [("external_directory", [f"{tmp_path}/near/hop/*"])]  # `far` is not shown

@@ -50,6 +50,15 @@ ARITY: dict[str, int] = {
 _LONGEST = max(len(key.split()) for key in ARITY)
 
 
+def arity(keys: list[str]) -> int:
+    """How many of a command's words name its action (`git checkout main` → 2); 1 for an unknown command."""
+    for size in range(min(len(keys), _LONGEST), 0, -1):
+        found = ARITY.get(" ".join(keys[:size]))
+        if found is not None:
+            return found
+    return 1
+
+
 def always_prefix(words: list[str], values: list[str | None] | None = None) -> str:
     """`words` cut to its arity, plus ` *`: `git checkout main` → `git checkout *`.
 
@@ -58,8 +67,4 @@ def always_prefix(words: list[str], values: list[str | None] | None = None) -> s
         values: the same words unquoted, when known; the table is looked up with them.
     """
     keys = [v if v is not None else w for w, v in zip(words, values or words, strict=False)]
-    for size in range(min(len(keys), _LONGEST), 0, -1):
-        arity = ARITY.get(" ".join(keys[:size]))
-        if arity is not None:
-            return " ".join(words[:arity]) + " *"
-    return words[0] + " *"
+    return " ".join(words[:arity(keys)]) + " *"

@@ -3,6 +3,8 @@
 `*` and `?` stay within one path segment, `**` crosses segments, `[abc]` is a class and `{a,b}` an
 alternative. A pattern without `/` matches a file's name at any depth (`*.py`); a pattern with `/` matches
 the path from the searched folder (`src/**/test_*.py`), and a leading `/` anchors a name there (`/*.py`).
+A pattern that cannot be read (`[z-a]`, braces expanding to thousands of patterns) is a `ToolError` that
+says what to write instead, raised before anything is searched.
 """
 
 from __future__ import annotations
@@ -11,14 +13,31 @@ import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
+from ...errors import ToolError
+
+MAX_ALTERNATIVES = 256
+"""Patterns one brace expression may expand to: `{a,b}` ten times over is already 1,024."""
+
 
 def expand_braces(pattern: str) -> list[str]:
-    """`*.{py,ipynb}` → `*.py`, `*.ipynb` (innermost braces first, so nesting works)."""
-    match = re.search(r"\{([^{}]*)\}", pattern)
-    if not match:
-        return [pattern]
-    return [expanded for alt in match.group(1).split(",")
-            for expanded in expand_braces(pattern[: match.start()] + alt + pattern[match.end():])]
+    """`*.{py,ipynb}` → `*.py`, `*.ipynb` (innermost braces first, so nesting works).
+
+    Raises:
+        ToolError: the braces expand to more than `MAX_ALTERNATIVES` patterns.
+    """
+    done: list[str] = []
+    todo = [pattern]
+    while todo:
+        current = todo.pop()
+        match = re.search(r"\{([^{}]*)\}", current)
+        if not match:
+            done.append(current)
+            continue
+        todo += [current[: match.start()] + alt + current[match.end():] for alt in reversed(match.group(1).split(","))]
+        if len(done) + len(todo) > MAX_ALTERNATIVES:
+            raise ToolError(f"Invalid glob pattern {pattern!r}: its braces expand to more than {MAX_ALTERNATIVES} "
+                            "patterns. Use fewer alternatives, or run several searches.")
+    return done
 
 
 def _translate(pattern: str) -> str:
@@ -29,6 +48,8 @@ def _translate(pattern: str) -> str:
         if pattern.startswith("**/", i):
             out.append("(?:.*/)?")
             i += 3
+            while pattern.startswith("**/", i):  # `**/**/` means `**/`; repeated, it would backtrack badly
+                i += 3
             continue
         if pattern.startswith("**", i):
             out.append(".*")
@@ -63,9 +84,9 @@ def glob_matcher(pattern: str) -> Callable[[PurePosixPath], bool]:
     by_path: list[re.Pattern[str]] = []
     for option in expand_braces(pattern):
         if "/" in option.rstrip("/"):
-            by_path.append(re.compile(_translate(option.lstrip("/")), re.S))
+            by_path.append(_compile(_translate(option.lstrip("/")), pattern))
         else:
-            by_name.append(re.compile(_translate(option.rstrip("/")), re.S))
+            by_name.append(_compile(_translate(option.rstrip("/")), pattern))
 
     def matches(rel: PurePosixPath) -> bool:
         text = rel.as_posix()
@@ -73,6 +94,15 @@ def glob_matcher(pattern: str) -> Callable[[PurePosixPath], bool]:
                 or any(r.fullmatch(text) for r in by_path))
 
     return matches
+
+
+def _compile(source: str, pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(source, re.S)
+    except re.error as exc:
+        hint = ("A range in [...] must go upwards, as in [a-z] or [0-9]." if "range" in exc.msg
+                else "To match [ or ] literally, put it in a class of its own, such as [[].")
+        raise ToolError(f"Invalid glob pattern {pattern!r}: {exc.msg}. {hint}") from None
 
 
 def split_absolute(pattern: str) -> tuple[str, str]:

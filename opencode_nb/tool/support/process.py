@@ -8,6 +8,11 @@ still holds the output pipe, waiting on it would never end; that group is stoppe
 Output is kept whole in memory up to `SPILL_BYTES`, then on disk, so `yes` for two minutes neither fills
 the kernel's memory nor the model's context. The bash tool and `` !`cmd` `` in command templates both run
 their commands here.
+
+Given a `Confinement`, the shell runs inside the OS sandbox (`ossandbox.py`): bwrap is then the group
+leader and the shell its descendant in the same group, so the same signals reach both. bwrap's PID
+namespace adds a floor under the group: when bwrap dies, everything inside dies with it, including a
+job that left the group with `setsid`. A sandboxed command's background jobs end when its shell exits.
 """
 
 from __future__ import annotations
@@ -24,13 +29,18 @@ from pathlib import Path
 from typing import IO
 
 from ... import id as ids
+from ... import secrets
 from ..base import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES, bounded, cut_note, split_lines
+from .ossandbox import Confinement
 
 UPDATE_INTERVAL_S = 0.1
 """Live output reaches views at most ten times a second."""
 PREVIEW_CHARS = 8000
 """How much of the output's tail the live view (and the finished part's metadata) carries."""
 KILL_GRACE_S = 2.0
+CONFINED_GRACE_S = 0.2
+"""A sandboxed command's grace: bubblewrap ends the whole sandbox on TERM once it runs, and may not handle
+TERM at all while it is still setting up, so waiting the full grace would only delay a Stop."""
 """Between SIGTERM and SIGKILL: time for the command to clean up."""
 EXIT_POLL_S = 0.05
 DRAIN_S = 0.25
@@ -43,6 +53,16 @@ MAX_SAVED_BYTES = 64 * 1024 * 1024
 SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "TERM": "dumb", "GIT_TERMINAL_PROMPT": "0",
              "PYTHONUNBUFFERED": "1"}
 """Nobody can type into a pager or a password prompt; Python output should stream, not arrive at exit."""
+
+
+def tool_env() -> dict[str, str]:
+    """The environment a tool's subprocess gets: the kernel's own without its secrets (`secrets.child_env`:
+    API keys, tokens, passwords, the names the config lists), made non-interactive.
+
+    Every shell command (bash tool, command templates) takes its environment from here, so what a command
+    may see of the kernel's environment is decided in this one place.
+    """
+    return {**secrets.child_env(os.environ), **SHELL_ENV}
 
 
 class Capture:
@@ -124,12 +144,14 @@ class ShellRun:
         cwd: where it runs.
         output_dir: where output beyond `SPILL_BYTES` is saved.
         on_output: told the output's tail (at most every `UPDATE_INTERVAL_S`, and once at the end).
+        confinement: the OS sandbox to run it in; None runs it as it is.
     """
 
     def __init__(self, command: str, *, cwd: Path, output_dir: Path,
-                 on_output: Callable[[str], None] | None = None) -> None:
+                 on_output: Callable[[str], None] | None = None, confinement: Confinement | None = None) -> None:
         self.command = command
         self.cwd = cwd
+        self.confinement = confinement
         self.on_output = on_output
         self.capture = Capture(output_dir)
         self.exit_code: int | None = None
@@ -139,11 +161,25 @@ class ShellRun:
 
     async def wait(self, timeout_s: float) -> None:
         """Run the command to its end or its timeout; on cancellation stop it, then re-raise."""
-        proc = await asyncio.create_subprocess_shell(
-            self.command, executable=shutil.which("bash") or "/bin/sh", cwd=self.cwd,
+        argv = [shutil.which("bash") or "/bin/sh", "-c", self.command]
+        if self.confinement is not None:
+            argv = self.confinement.wrap(argv, cwd=self.cwd)
+        spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+            *argv, cwd=self.cwd,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True, env={**os.environ, **SHELL_ENV},
-        )
+            start_new_session=True, env=tool_env(),
+        ))
+        try:
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            # Stopped while the process was being started: it exists (or is about to). It has done nothing worth
+            # a grace period yet (a sandbox may not even handle TERM while it sets up), so kill its group at once.
+            with contextlib.suppress(OSError):
+                started = await spawn
+                _signal(started.pid, signal.SIGKILL)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(started.wait(), KILL_GRACE_S)
+            raise
         reader = asyncio.create_task(self._read(proc))
         try:
             try:
@@ -160,10 +196,10 @@ class ShellRun:
                 self.timed_out = True
             if self.timed_out or not reader.done():
                 self.stopped_background = not self.timed_out
-                await stop_group(proc)
+                await stop_group(proc, self._grace_s)
                 await asyncio.wait({reader}, timeout=DRAIN_S)
         except BaseException:  # CancelledError included: the person pressed Stop
-            await stop_group(proc)
+            await stop_group(proc, self._grace_s)
             raise
         finally:
             self.exit_code = proc.returncode
@@ -173,6 +209,10 @@ class ShellRun:
             self.capture.close()
             if self.on_output is not None:
                 self.on_output(self.capture.preview())
+
+    @property
+    def _grace_s(self) -> float:
+        return CONFINED_GRACE_S if self.confinement is not None else KILL_GRACE_S
 
     async def _read(self, proc: asyncio.subprocess.Process) -> None:
         assert proc.stdout is not None
@@ -185,12 +225,12 @@ class ShellRun:
                 self.on_output(self.capture.preview())
 
 
-async def stop_group(proc: asyncio.subprocess.Process) -> None:
+async def stop_group(proc: asyncio.subprocess.Process, grace_s: float = KILL_GRACE_S) -> None:
     """SIGTERM the process group, SIGKILL whatever is left after the grace period, and reap the shell."""
     pgid = proc.pid
     _signal(pgid, signal.SIGTERM)
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + KILL_GRACE_S
+    deadline = loop.time() + grace_s
     while loop.time() < deadline and group_alive(pgid):
         if proc.returncode is None:
             with contextlib.suppress(TimeoutError):

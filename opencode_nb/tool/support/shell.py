@@ -1,73 +1,59 @@
 """Parsing shell lines into what the permission engine checks.
 
 Every simple command in a line is checked on its own: those in pipelines, `&&`/`||`/`;` lists, subshells,
-`$(...)`, backticks, process substitutions, loops and conditionals, so `ls && rm -rf x` cannot ride on an
-allowance for `ls`. Commands run through a wrapper (`sudo`, `env`, `time`, `nohup`, `xargs`, `timeout`,
-`find -exec`, `bash -c '...'`) are checked as written and once more unwrapped. The parse uses tree-sitter's
-bash grammar, not regular expressions. A line that does not parse cleanly, or that runs text only known when
-it runs (`eval "$CMD"`), is flagged: the caller then asks a person whatever the rules say.
+`$(...)`, backticks, process substitutions, loops, conditionals and function bodies, so `ls && rm -rf x`
+cannot ride on an allowance for `ls`. The parse uses tree-sitter's bash grammar, not regular expressions.
 
-A command's pattern is the command as written, with its leading `VAR=value` assignments and its redirections
-(`FOO=1 npm test`, `echo hi > out.txt`), whitespace between words made single: a person approving it sees
-what will run, and a rule may name a redirection. Where that text differs from the command's bare words, the
-words are a second pattern (`npm test`, `echo hi`), so a rule about the command (`rm *: deny`) still holds
-however it is dressed: the caller checks every pattern, and a deny on any one refuses the line.
+Rules are matched against what will run, not how it is spelled. A command gives up to four patterns: as
+written with its assignments and redirections (`FOO=1 rm x > log`: a person approving it sees what will run,
+and a rule may name a redirection), its bare words (`rm x`), the words as the shell will pass them, with the
+program by name (`"/bin/rm" 'x'` → `rm x`, `git -C . push` → `git push`), and, for a symbolic link, the
+program it points to. A deny on any pattern refuses the line. Commands that run other commands (`sudo`,
+`env -S`, `xargs`, `find -exec`, `bash -c`, `trap`, ...; see `unwrap.py`) add the inner command's patterns.
+
+Nothing runs unchecked. Statements with no command word (`x=1`, `declare`, `(( ))`, `[[ ]]`, a lone
+redirection) are patterns of their own. What a rule cannot see is recorded with its reason, in two kinds:
+- `unknown`: which program runs cannot be known before the line runs: a command word from an expansion
+  (`$cmd`, `$(...)`, `${x:-rm}`), a glob (`/bin/r?`), a subcommand from one (`git $sub`), a changed `PATH`,
+  `hash -p`, aliases. A person is asked whatever the rules allow.
+- `hidden`: a known program runs code no rule can see: an interpreter given code (`python -c`, `sh < x`,
+  `source`), arithmetic on values that may hide a command (`(( y ))`), a git alias (`hidden.py`, `git.py`,
+  `arithmetic.py`). The caller asks a person unless a rule naming the program allows it.
+A line that does not parse cleanly is flagged too (`parsed`): a person is asked whatever the rules say.
+
 For "always" a person approves a prefix of the words rather than one exact line: `git checkout main` offers
-`git checkout *`. How many words make that prefix is the command's arity.
-`cd` and its kin are not checked (they change nothing by themselves), but where they lead is: paths named by
-file commands and redirections are resolved, following `cd`s, so the caller can ask before leaving the
-workspace.
+`git checkout *`. How many words make that prefix is the command's arity. `cd` and its kin are not checked
+(they change nothing by themselves), but where they lead is: see `shell_paths.py`.
 """
 
 from __future__ import annotations
 
-import os
+import itertools
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .arity import always_prefix
+from .arithmetic import expansion_hides_code, hides_code, test_hides_code
+from .arity import always_prefix, arity
+from .command_word import linked_program, program
+from .git import GitCall, git
+from .hidden import INTERPRETERS, hidden_code, piped, program_files, renames_programs, variable_reason
+from .unwrap import OTHER_SHELLS, SHELLS, Inner, assignments_of, unwrap
+from .variables import Variables, collect
+from .words import Word, literal, text_of, words
 
 CWD_COMMANDS = frozenset({"cd", "chdir", "pushd", "popd"})
 """Not checked as commands; they only move where the following commands' paths resolve."""
 
-FILE_COMMANDS = frozenset({
-    "cd", "chdir", "pushd", "rm", "rmdir", "unlink", "cp", "mv", "ln", "mkdir", "touch", "chmod", "chown",
-    "chgrp", "cat", "ls", "head", "tail", "less", "more", "tee", "find", "du", "stat", "file", "truncate",
-    "shred", "rsync", "tar", "zip", "unzip", "gzip", "gunzip", "wc", "diff", "sort", "source", ".",
-})
-"""Commands whose arguments are paths: one outside the workspace asks `external_directory` too."""
-
-HARMLESS_PATHS = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero",
-                            "/dev/random", "/dev/urandom"})
-
-WRAPPER_OPTIONS: dict[str, frozenset[str]] = {
-    "sudo": frozenset({"-u", "-g", "-C", "-h", "-p", "-U", "-r", "-t", "-D", "-R", "-T"}),
-    "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
-    "time": frozenset({"-f", "-o", "--format", "--output"}),
-    "nohup": frozenset(),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "setsid": frozenset(),
-    "xargs": frozenset({"-I", "-i", "-n", "-P", "-d", "-L", "-l", "-s", "-E", "-e", "-a", "--max-args",
-                        "--max-procs", "--delimiter", "--arg-file", "--replace", "--max-lines"}),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "exec": frozenset({"-a"}),
-}
-"""Commands that run the command after their own options; the value-taking options are listed."""
-
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
-"""`<shell> -c 'text'` runs `text`: it is parsed and checked like the line itself."""
+MAX_DEPTH = 4
+"""How deep shell text inside shell text (`bash -c "sh -c '...'"`) is followed before a person is asked."""
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _SKIPPED = _REDIRECTS | {"variable_assignment", "comment"}
 """Parts of a command that are not its words."""
-_LITERAL = frozenset({"word", "number", "command_name"})
 _SPACED = frozenset({"command", "file_redirect", "herestring_redirect", "heredoc_redirect"})
 """Nodes whose pattern text is rebuilt from their parts, one space wherever the line had any whitespace."""
 _HEREDOC_HEAD = frozenset({"<<", "<<-", "heredoc_start", "file_redirect", "herestring_redirect"})
@@ -75,39 +61,87 @@ _HEREDOC_HEAD = frozenset({"<<", "<<-", "heredoc_start", "file_redirect", "heres
 on that line. The document's body is data, and commands written after the marker are commands of their own."""
 _LEADS_TO_COMMAND = frozenset({"list", "pipeline", "negated_command"})
 """Statements whose redirections bind to their last command: `a && b > f`, `a | b > f`, `! b > f`."""
+_WRITES = frozenset({"&>", "&>>", "<>"})
+"""Besides every operator starting with `>`, the redirections that write their file."""
+_STATEMENT_PARENTS = frozenset({"program", "list", "pipeline", "compound_statement", "subshell", "do_group",
+                                "if_statement", "elif_clause", "else_clause", "case_item", "negated_command",
+                                "redirected_statement", "function_definition"})
+"""Where an assignment is a statement of its own rather than a command's prefix."""
+_FIXED_ARITY = INTERPRETERS.keys() | SHELLS | OTHER_SHELLS
+"""Commands whose second word is a script, not a subcommand: an unknown one is just an unknown file."""
+
+PROBE = "\x00"
+"""Stands in for a program name no rule can mean, to tell a catch-all allowance from one naming the program."""
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """A call that runs code no rule can see."""
+
+    pattern: str
+    """Checked against the rules like any other; starts with `program`."""
+    program: str
+    reason: str
 
 
 @dataclass
 class SimpleCommand:
     """One command as the shell will run it."""
 
-    words: list[str]
-    """Its words as written (quotes kept)."""
-    values: list[str | None]
-    """The same words unquoted; None where the value is only known when the line runs (`$x`, `$(...)`)."""
-
-    text: str | None = None
-    """The command as written with its assignments and redirections, when it has any."""
+    words: list[Word]
+    """Its words after quote removal and brace expansion (unknown ones have no value)."""
+    variables: Variables = field(default_factory=Variables)
+    """What the variables of its line can hold, to work out paths built from them."""
 
     @property
     def name(self) -> str:
-        return os.path.basename(self.values[0] or self.words[0])
+        """The program it runs, by name; "" when that is only known when the line runs."""
+        return program(self.words[0]) or "" if self.words else ""
+
+
+@dataclass(frozen=True)
+class Redirect:
+    before: int
+    """How many commands the shell meets before it (to know which `cd`s apply)."""
+    target: Word
+    writes: bool
+    variables: Variables = field(default_factory=Variables)
 
 
 @dataclass
 class ParsedCommand:
     patterns: list[str] = field(default_factory=list)
-    """What the `bash` permission is checked against, in order, no repeats: each simple command as written, and
-    its bare words too when assignments or redirections make the two differ."""
+    """What the `bash` permission is checked against, in order, no repeats."""
     always: list[str] = field(default_factory=list)
     """The prefixes an "always" reply grants (`git checkout *`)."""
     commands: list[SimpleCommand] = field(default_factory=list)
-    """Every simple command, `cd`s included, in the order the shell meets them."""
-    redirects: list[tuple[int, str | None]] = field(default_factory=list)
-    """Redirection targets, each with the number of commands met before it (to know which `cd`s apply)."""
+    """Every simple command written in the line, `cd`s included, in the order the shell meets them."""
+    redirects: list[Redirect] = field(default_factory=list)
     parsed: bool = True
     """False when the line cannot be trusted to mean what its patterns say: ask a person regardless."""
     reason: str | None = None
+    unknown: list[str] = field(default_factory=list)
+    """Why which program runs cannot be known: ask a person regardless."""
+    hidden: list[Hidden] = field(default_factory=list)
+    """Calls running code no rule sees: ask a person unless a rule naming the program allows them."""
+
+    def add_pattern(self, pattern: str | None) -> None:
+        if pattern and pattern not in self.patterns:
+            self.patterns.append(pattern)
+
+    def add_always(self, prefix: str) -> None:
+        if prefix not in self.always:
+            self.always.append(prefix)
+
+    def add_unknown(self, reason: str) -> None:
+        if reason not in self.unknown:
+            self.unknown.append(reason)
+
+    def add_hidden(self, pattern: str, name: str, reason: str) -> None:
+        self.add_pattern(pattern)
+        entry = Hidden(pattern, name, reason)
+        if entry not in self.hidden:
+            self.hidden.append(entry)
 
 
 @cache
@@ -118,9 +152,11 @@ def _parser() -> Any:
     return Parser(Language(tree_sitter_bash.language()))
 
 
-def parse_command(command: str) -> ParsedCommand:
+def parse_command(command: str, cwd: Path | None = None) -> ParsedCommand:
+    """Everything the rules need to know about a line; `cwd` lets command words that are paths to symbolic
+    links be followed to the program they run."""
     result = ParsedCommand()
-    _parse_into(command, result, depth=0)
+    _Line(result, depth=0, cwd=cwd).parse(command)
     if not result.parsed:
         whole = command.strip()
         result.patterns = [whole, *(p for p in result.patterns if p != whole)]
@@ -131,32 +167,309 @@ def parse_command(command: str) -> ParsedCommand:
 def command_patterns(command: str) -> tuple[list[str], list[str]]:
     """The patterns a shell line is checked against, and the "always" prefixes.
 
-    Each simple command gives its text as written (`FOO=1 rm x > log`) and, when that differs, its bare words
-    (`rm x`); a deny on any pattern refuses the line.
+    Each simple command gives its text as written (`FOO=1 rm x > log`), its bare words (`rm x`) and the
+    words as they will run (`"/bin/rm" x` → `rm x`); commands it runs (`sudo rm x`, `bash -c 'rm x'`) and
+    statements with no command word (`x=1`, `(( y ))`) give theirs. A deny on any pattern refuses the line.
 
-    A line that does not parse gives the whole line as its only certain pattern (followed by whatever could
-    be recognised in it) and no "always" prefixes.
+    A line that does not parse gives the whole line as its first pattern (followed by whatever could be
+    recognised in it) and no "always" prefixes.
     """
     parsed = parse_command(command)
     return parsed.patterns, parsed.always
 
 
-def _parse_into(command: str, result: ParsedCommand, depth: int) -> None:
-    source = command.encode()
-    tree = _parser().parse(source)
-    if tree.root_node.has_error:
-        _distrust(result, "the command could not be parsed")
-    redirected: dict[int, Any] = {}  # command node id → the statement whose redirections apply to it
-    stack = [tree.root_node]
-    while stack:  # pre-order: commands in the order they appear, outer ones before those nested inside
-        node = stack.pop()
-        if node.type == "command":
-            _command(node, source, result, depth, redirected.get(node.id))
-        elif node.type == "file_redirect":
-            _redirect(node, source, result)
-        elif node.type == "redirected_statement" and (bound := _redirected_command(node)) is not None:
-            redirected[bound.id] = node
-        stack.extend(reversed(node.children))
+class _Line:
+    """One pass over one piece of shell text (the line, or text it hands to a shell)."""
+
+    def __init__(self, result: ParsedCommand, depth: int, cwd: Path | None) -> None:
+        self.result = result
+        self.depth = depth
+        self.cwd = cwd
+        self.source = b""
+        self.variables = Variables()
+
+    def parse(self, command: str) -> None:
+        source = self.source = command.encode()
+        tree = _parser().parse(source)
+        if tree.root_node.has_error:
+            self._distrust("the command could not be parsed")
+        self.variables = collect(tree.root_node, source)
+        redirected: dict[int, Any] = {}  # command node id → the statement whose redirections apply to it
+        stack = [tree.root_node]
+        while stack:  # pre-order: commands in the order they appear, outer ones before those nested inside
+            node = stack.pop()
+            self._visit(node, redirected)
+            self._joined(node)
+            stack.extend(reversed(node.children))
+
+    def _joined(self, node: Any) -> None:
+        """bash joins a word cut by a backslash-newline (`r`, backslash, newline, `m`) into one, `rm`; the
+        grammar makes two of it. Such a line is not what its patterns say."""
+        for before, after in itertools.pairwise(node.children):
+            gap = self.source[before.end_byte:after.start_byte]
+            if gap and _CONTINUATIONS.fullmatch(gap):
+                self._distrust("a line continuation joins two words into one, which the parser splits")
+                return
+
+    def _visit(self, node: Any, redirected: dict[int, Any]) -> None:
+        kind = node.type
+        if kind == "command":
+            self._command(node, redirected.get(node.id))
+        elif kind in ("declaration_command", "unset_command"):
+            self._declaration(node)
+        elif kind == "test_command":
+            self._statement(node, "the test compares values as arithmetic, which can run commands hidden in them"
+                            if test_hides_code(node, self.source, self.variables) else None)
+        elif kind in ("variable_assignment", "variable_assignments") and node.parent is not None and \
+                node.parent.type in _STATEMENT_PARENTS:
+            self._assignments(node)
+        elif kind == "compound_statement" and node.children and node.children[0].type == "((":
+            self._statement(node, _ARITHMETIC if hides_code(node, self.source, self.variables) else None)
+        elif kind == "c_style_for_statement":
+            header = [node.child_by_field_name(f) for f in ("initializer", "condition", "update")]
+            hides = any(h is not None and hides_code(h, self.source, self.variables) for h in header)
+            end = next((c.end_byte for c in node.children if c.type == "))"), node.end_byte)
+            pattern = " ".join(self.source[node.start_byte:end].decode(errors="replace").split())
+            self.result.add_pattern(pattern)
+            if hides:
+                self.result.add_hidden(pattern, "for", _ARITHMETIC)
+        elif kind == "arithmetic_expansion":
+            if hides_code(node, self.source, self.variables):
+                pattern = text_of(self.source, node)
+                self.result.add_hidden(pattern, pattern[:3], _ARITHMETIC)
+        elif kind == "expansion":
+            if expansion_hides_code(node, self.source, self.variables):
+                pattern = text_of(self.source, node)
+                self.result.add_hidden(pattern, "${", "the expansion evaluates a variable's value (as a "
+                                       "subscript, offset, name or prompt), which can run commands hidden in it")
+        elif kind == "file_redirect":
+            self._redirect(node)
+        elif kind == "redirected_statement":
+            bound = _redirected_command(node)
+            if bound is not None:
+                redirected[bound.id] = node
+            elif node.child_by_field_name("body") is None:
+                self._statement(node, None)
+
+    # ---------------------------------------------------------------------------------------- statements
+
+    def _statement(self, node: Any, hidden_reason: str | None) -> None:
+        """A statement with no command word: checked whole, as written."""
+        pattern = " ".join(text_of(self.source, node).split())
+        self.result.add_pattern(pattern)
+        if hidden_reason is not None:
+            self.result.add_hidden(pattern, pattern.split(" ", 1)[0], hidden_reason)
+
+    def _assignments(self, node: Any) -> None:
+        self._statement(node, None)
+        pattern = " ".join(text_of(self.source, node).split())
+        targets = [node] if node.type == "variable_assignment" else node.named_children
+        for assignment in targets:
+            self._assigned(assignment, pattern)
+
+    def _assigned(self, assignment: Any, pattern: str) -> None:
+        target = assignment.child_by_field_name("name")
+        if target is None:
+            return
+        if target.type == "subscript":
+            index = target.child_by_field_name("index")
+            if index is not None and hides_code(index, self.source, self.variables):
+                self.result.add_hidden(pattern, pattern.split(" ", 1)[0], "an array subscript is evaluated as "
+                                       "arithmetic, which can run commands hidden in a variable's value")
+            target = target.child_by_field_name("name") or target
+        self._variable(text_of(self.source, target), pattern)
+
+    def _variable(self, name: str, pattern: str) -> None:
+        found = variable_reason(name)
+        if found is None:
+            return
+        kind, reason = found
+        if kind == "unknown":
+            self.result.add_unknown(reason)
+        else:
+            self.result.add_hidden(pattern, pattern.split(" ", 1)[0], reason)
+
+    def _declaration(self, node: Any) -> None:
+        """`declare`, `export`, `local`, `unset`...: the grammar's own nodes, checked like commands."""
+        argv: list[Word] = []
+        for child in node.children:
+            if child.type == "variable_assignment":
+                argv.append(self._assignment_word(child))
+                continue
+            if child.type in _SKIPPED:
+                continue
+            argv.extend(words(child, self.source) if child.is_named else [literal(text_of(self.source, child))])
+        pattern = " ".join(text_of(self.source, node).split())
+        self.result.add_pattern(pattern)
+        name = argv[0].value if argv else None
+        if name is None:
+            return
+        normalised = " ".join(w.shown for w in argv)
+        self.result.add_pattern(normalised)
+        for reason in hidden_code(name, argv):
+            self.result.add_hidden(normalised, name, reason)
+        for child in node.children:
+            if child.type == "variable_assignment":
+                self._assigned(child, normalised)
+        self.result.commands.append(SimpleCommand(argv, self.variables))
+
+    def _assignment_word(self, node: Any) -> Word:
+        """`x=$v` as the word `declare` receives: `x=` and the value, when the value is known."""
+        text = text_of(self.source, node)
+        value = node.child_by_field_name("value")
+        if value is None:
+            return Word(text, text)
+        parts = words(value, self.source)
+        known = parts[0].value if len(parts) == 1 else None
+        return Word(text, None if known is None else text[:value.start_byte - node.start_byte] + known)
+
+    # ---------------------------------------------------------------------------------------- commands
+
+    def _command(self, node: Any, statement: Any | None) -> None:
+        redirects = [c for c in statement.children if c.type in _REDIRECTS] if statement is not None else []
+        argv: list[Word] = []
+        written: list[str] = []
+        prefix: list[str] = []
+        writes: list[Word] = []
+        for child in [*node.children, *redirects]:
+            if child.type == "file_redirect":
+                # `rm > log -rf x` is `rm -rf x > log`: words after a redirection's target are the command's.
+                for target in _redirect_targets(child)[1:]:
+                    written.append(text_of(self.source, target))
+                    argv.extend(words(target, self.source))
+                target, writing = _redirect_target(child, self.source)
+                if writing and target is not None:
+                    writes.append(target)
+            if child.type == "variable_assignment":
+                name = child.child_by_field_name("name")
+                if name is not None:
+                    prefix.append(text_of(self.source, name))
+            if child.type in _SKIPPED:
+                continue
+            written.append(text_of(self.source, child))
+            argv.extend(words(child, self.source))
+        if not argv:
+            return
+        text = _spaced(node, self.source)
+        end = node.end_byte
+        for redirect in redirects:
+            text += (" " if redirect.start_byte > end else "") + _spaced(redirect, self.source)
+            end = redirect.end_byte
+        bare = " ".join(written)
+        if program(argv[0]) not in CWD_COMMANDS:
+            self.result.add_pattern(text)
+        self.result.commands.append(SimpleCommand(argv, self.variables))
+        name = self._simple(argv, bare, prefix=prefix, written_text=text)
+        if name is not None and name not in CWD_COMMANDS:
+            for target in writes:  # one spelling for every redirection that writes a file: `cmd > file`
+                if target.value not in (None, "/dev/null"):
+                    self.result.add_pattern(f"{_normalised(name, argv)} > {target.shown}")
+
+    def _simple(self, argv: list[Word], bare: str | None, *, prefix: Sequence[str] = (),
+                written_text: str | None = None) -> str | None:
+        """Check one command given as words (written, or handed over by a wrapper); returns its program."""
+        name = program(argv[0])
+        if name is None:
+            self.result.add_pattern(bare)
+            self.result.add_pattern(" ".join(w.shown for w in argv))
+            self.result.add_unknown(
+                f"the command word `{argv[0].text}` is only known when the line runs" if not argv[0].glob else
+                f"the command word `{argv[0].text}` is a pattern the shell matches against file names when the "
+                "line runs")
+            return None
+        for variable in prefix:
+            self._variable(variable, written_text or name)
+        call = git(argv) if name == "git" else None
+        normalised = self._as_run(name, argv, bare, call)
+        self._hidden(name, argv, normalised)
+        self._inner(name, normalised, call if call is not None else unwrap(name, argv))
+        if name in ("env", "sudo", "doas"):
+            for variable, _ in assignments_of(argv):
+                self._variable(variable, normalised)
+        return name
+
+    def _as_run(self, name: str, argv: list[Word], bare: str | None, call: GitCall | None) -> str:
+        """Add the command's patterns (bare, as it runs, through a link) and "always" prefix; returns the
+        pattern as it runs (`rm x` for `"/bin/rm" x`, `git push` for `git -C . push`)."""
+        words_run = [literal(name), *(call.words[1:] if call is not None and call.words else argv[1:])]
+        normalised = " ".join(w.shown for w in words_run)
+        if name in CWD_COMMANDS:
+            return normalised
+        result = self.result
+        result.add_pattern(bare)
+        result.add_pattern(normalised)
+        linked = linked_program(argv[0].value or "", self.cwd)
+        if linked is not None:
+            result.add_pattern(" ".join([linked, *(w.shown for w in argv[1:])]))
+        result.add_always(always_prefix([w.shown for w in words_run]))
+        size = arity([w.shown for w in words_run])
+        if call is None and name not in _FIXED_ARITY and any((w.value is None or w.glob) and not w.text.startswith("-")
+                                                             for w in words_run[1:size]):
+            result.add_unknown(f"`{name}`'s subcommand is only known when the line runs")
+        return normalised
+
+    def _hidden(self, name: str, argv: list[Word], normalised: str) -> None:
+        """Code the command runs that no rule can see: given inline, piped in, or made by the line itself."""
+        result = self.result
+        for reason in hidden_code(name, argv):
+            result.add_hidden(normalised, name, reason)
+        files = program_files(name, argv)
+        if any(piped(f) for f in files):
+            result.add_hidden(normalised, name, f"`{name}` runs code piped to it, which no rule can check")
+        for made in self._not_there_yet(argv[0], [f for f in files if not piped(f)]):
+            result.add_hidden(normalised, name, f"`{made}` does not exist yet: the line makes the program it runs")
+        renamed = renames_programs(name, argv)
+        if renamed is not None:
+            result.add_unknown(renamed)
+
+    def _inner(self, name: str, normalised: str, inner: Inner) -> None:
+        """What a wrapper, a shell or git runs besides itself: checked like the line itself."""
+        result = self.result
+        for reason in inner.hidden:
+            result.add_hidden(normalised, name, reason)
+        for reason in inner.unknown:
+            result.add_unknown(reason)
+        for script in inner.scripts:
+            if script.value is None:
+                result.add_hidden(normalised, name, f"`{name}` runs shell text only known when the line runs")
+            elif self.depth >= MAX_DEPTH:
+                result.add_unknown("shell text is nested too deeply to follow")
+            else:
+                _Line(result, self.depth + 1, self.cwd).parse(script.value)
+        for command in inner.commands:
+            self._simple(command, None)
+
+    def _not_there_yet(self, command_word: Word, files: list[Word]) -> list[str]:
+        """Programs and scripts named by path that are not files when the line is checked: the line makes them
+        (`cp /bin/rm x && ./x`, `printf ... > s.sh && bash s.sh`), or the word was not the script after all
+        (an option value the program reads differently), and no rule can see into either."""
+        if self.cwd is None:
+            return []
+        named = [command_word.value] if command_word.value and "/" in command_word.value else []
+        named += [f.value for f in files if f.value]
+        return [v for v in named if not v.startswith("~") and not (self.cwd / v).is_file()]
+
+    def _redirect(self, node: Any) -> None:
+        target, writing = _redirect_target(node, self.source)
+        if target is not None:
+            self.result.redirects.append(Redirect(len(self.result.commands), target, writing, self.variables))
+        # Words after the target (`> log -rf x`) are the command's arguments, but an argument may name a file.
+        for extra in _redirect_targets(node)[1:]:
+            for word in words(extra, self.source):
+                self.result.redirects.append(Redirect(len(self.result.commands), word, False, self.variables))
+
+    def _distrust(self, reason: str) -> None:
+        if self.result.parsed:
+            self.result.parsed = False
+            self.result.reason = reason
+
+
+_CONTINUATIONS = re.compile(rb"(?:\\\r?\n)+")
+_ARITHMETIC = "arithmetic evaluates variable values, which can run commands hidden in them"
+
+
+def _normalised(name: str, argv: list[Word]) -> str:
+    return " ".join([name, *(w.shown for w in argv[1:])])
 
 
 def _redirected_command(statement: Any) -> Any | None:
@@ -167,34 +480,30 @@ def _redirected_command(statement: Any) -> Any | None:
     return body if body is not None and body.type == "command" else None
 
 
-def _command(node: Any, source: bytes, result: ParsedCommand, depth: int, statement: Any | None) -> None:
-    redirects = [c for c in statement.children if c.type in _REDIRECTS] if statement is not None else []
-    words: list[str] = []
-    values: list[str | None] = []
-    for child in [*node.children, *redirects]:
-        if child.type == "file_redirect":
-            # `rm > log -rf x` is `rm -rf x > log`: words after a redirection's target are the command's.
-            for word in _redirect_targets(child)[1:]:
-                words.append(_text(source, word))
-                values.append(_value(word, source))
-        if child.type in _SKIPPED:
-            continue
-        words.append(_text(source, child))
-        values.append(_value(child, source))
-    if not words:
-        return
-    text = _spaced(node, source)
-    end = node.end_byte
-    for redirect in redirects:
-        text += (" " if redirect.start_byte > end else "") + _spaced(redirect, source)
-        end = redirect.end_byte
-    _add(SimpleCommand(words, values, text if text != " ".join(words) else None), result, depth)
+def _redirect_targets(node: Any) -> list[Any]:
+    return [c for c in node.children if c.is_named and c.type != "file_descriptor"]
+
+
+def _redirect_target(node: Any, source: bytes) -> tuple[Word | None, bool]:
+    """The file a redirection opens, and whether it writes it; None for a file descriptor (`2>&1`, `>&-`)."""
+    if node.type != "file_redirect":
+        return None, False
+    operator = next((c for c in node.children if not c.is_named), None)
+    op = text_of(source, operator) if operator is not None else ""
+    targets = _redirect_targets(node)
+    if not targets:
+        return None, False
+    target = words(targets[0], source)[0]
+    if "&" in op and op not in ("&>", "&>>") and (target.value is None or target.value.isdigit() or
+                                                  target.value == "-"):
+        return None, False
+    return target, op in _WRITES or op.startswith(">")
 
 
 def _spaced(node: Any, source: bytes) -> str:
     """The node's text with each run of whitespace between its parts, line continuations included, made one space."""
     if node.type not in _SPACED:
-        return _text(source, node)
+        return text_of(source, node)
     parts = [c for c in node.children if node.type != "heredoc_redirect" or c.type in _HEREDOC_HEAD]
     out = ""
     end = None
@@ -204,201 +513,3 @@ def _spaced(node: Any, source: bytes) -> str:
         out += _spaced(child, source)
         end = child.end_byte
     return out
-
-
-def _redirect_targets(node: Any) -> list[Any]:
-    return [c for c in node.children if c.is_named and c.type != "file_descriptor"]
-
-
-def _redirect(node: Any, source: bytes, result: ParsedCommand) -> None:
-    operator = next((c for c in node.children if not c.is_named), None)
-    duplicates = operator is not None and "&" in _text(source, operator)
-    # Words after the target (`> log -rf x`) are the command's arguments, but an argument may name a file too.
-    for child in _redirect_targets(node):
-        value = _value(child, source)
-        if duplicates and (value is None or value.isdigit() or value == "-"):
-            continue  # `2>&1`, `>&2`, `>&-`: a file descriptor, not a file
-        result.redirects.append((len(result.commands), value))
-
-
-def _add(cmd: SimpleCommand, result: ParsedCommand, depth: int) -> None:
-    while True:
-        result.commands.append(cmd)
-        if cmd.name not in CWD_COMMANDS:
-            for pattern in (cmd.text, " ".join(cmd.words)):
-                if pattern is not None and pattern not in result.patterns:
-                    result.patterns.append(pattern)
-            prefix = always_prefix(cmd.words, cmd.values)
-            if prefix not in result.always:
-                result.always.append(prefix)
-        for inner in _shell_texts(cmd):
-            if inner is None:
-                _distrust(result, f"`{cmd.name}` runs text that is only known when the line runs")
-            elif depth < 3:
-                _parse_into(inner, result, depth + 1)
-        for words, values in _exec_commands(cmd):
-            _add(SimpleCommand(words, values), result, depth)
-        unwrapped = _unwrap(cmd)
-        if unwrapped is None:
-            return
-        cmd = unwrapped
-
-
-def _distrust(result: ParsedCommand, reason: str) -> None:
-    if result.parsed:
-        result.parsed = False
-        result.reason = reason
-
-
-def _unwrap(cmd: SimpleCommand) -> SimpleCommand | None:
-    """The command a wrapper runs: `sudo -u x cmd`, `env A=1 cmd`, `timeout 5 cmd`, `xargs -n1 cmd`."""
-    options = WRAPPER_OPTIONS.get(cmd.name)
-    if options is None:
-        return None
-    i = 1
-    seen_duration = False
-    while i < len(cmd.words):
-        value = cmd.values[i] or cmd.words[i]
-        if value in options:
-            i += 2
-        elif value == "--":
-            i += 1
-            break
-        elif (value.startswith("-") and value != "-") or (cmd.name == "env" and "=" in value):
-            i += 1
-        elif cmd.name == "timeout" and not seen_duration:
-            seen_duration = True
-            i += 1
-        else:
-            break
-    if i >= len(cmd.words) or (cmd.name == "command" and {"-v", "-V"} & set(cmd.words[1:i])):
-        return None
-    return SimpleCommand(cmd.words[i:], cmd.values[i:])
-
-
-def _shell_texts(cmd: SimpleCommand) -> list[str | None]:
-    """What `bash -c 'text'` and `eval text` would run (None: not known before it runs)."""
-    if cmd.name == "eval":
-        if len(cmd.values) < 2:
-            return []
-        parts = cmd.values[1:]
-        return [None] if any(v is None for v in parts) else [" ".join(v for v in parts if v is not None)]
-    if cmd.name in SHELLS:
-        for i, value in enumerate(cmd.values[1:-1], 1):
-            if value is not None and value.startswith("-") and "c" in value.lstrip("-") and not value.startswith("--"):
-                return [cmd.values[i + 1]]
-    return []
-
-
-def _exec_commands(cmd: SimpleCommand) -> list[tuple[list[str], list[str | None]]]:
-    """The commands `find ... -exec cmd args ;` runs, one per `-exec`/`-execdir`/`-ok`/`-okdir`."""
-    if cmd.name != "find":
-        return []
-    found = []
-    i = 1
-    while i < len(cmd.words):
-        if cmd.values[i] in ("-exec", "-execdir", "-ok", "-okdir"):
-            j = i + 1
-            while j < len(cmd.words) and cmd.values[j] not in (";", "+", "\\;"):
-                j += 1
-            if j > i + 1:
-                found.append((cmd.words[i + 1:j], cmd.values[i + 1:j]))
-            i = j
-        i += 1
-    return found
-
-
-def outside_paths(parsed: ParsedCommand, cwd: Path, root: Path) -> list[Path]:
-    """Paths named by file commands (and redirections) that resolve outside `root`, following `cd`s."""
-    found: list[Path] = []
-    home = Path(os.path.expanduser("~"))
-    redirects = sorted(parsed.redirects, key=lambda r: r[0])
-    r = 0
-    here = cwd
-
-    def check(value: str | None, base: Path) -> None:
-        path = _literal_path(value, base)
-        if (path is not None and str(path) not in HARMLESS_PATHS and path != root and root not in path.parents
-                and path not in found):
-            found.append(path)
-
-    for index, cmd in enumerate(parsed.commands):
-        while r < len(redirects) and redirects[r][0] <= index:
-            check(redirects[r][1], here)
-            r += 1
-        if cmd.name in FILE_COMMANDS:
-            for value in cmd.values[1:]:
-                if value is None or value.startswith("-") or (cmd.name == "chmod" and value.startswith("+")):
-                    continue
-                check(value, here)
-        if cmd.name in ("cd", "chdir", "pushd"):
-            targets = [v for v in cmd.values[1:] if v is None or not v.startswith("-")]
-            if not targets:
-                here = home
-            elif (moved := _literal_path(targets[0], here)) is not None:
-                here = moved
-    for _, value in redirects[r:]:
-        check(value, here)
-    return found
-
-
-def _literal_path(value: str | None, base: Path) -> Path | None:
-    """Where an argument points, up to its first wildcard; None when it is not a fixed path."""
-    if value is None or value == "":
-        return None
-    cut = min((value.find(c) for c in "?*[" if c in value), default=-1)
-    if cut == 0:
-        return None
-    if cut > 0:
-        value = value[:cut]
-        value = value if value.endswith("/") else os.path.dirname(value) or "."
-    path = Path(os.path.expanduser(value))
-    path = path if path.is_absolute() else base / path
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return Path(os.path.normpath(path))
-
-
-def _text(source: bytes, node: Any) -> str:
-    return source[node.start_byte:node.end_byte].decode(errors="replace")
-
-
-def _value(node: Any, source: bytes) -> str | None:
-    """The word's value after quote removal, or None when it depends on expansions."""
-    kind = node.type
-    if kind == "command_name" and node.named_children:
-        return _value(node.named_children[0], source)
-    if kind in _LITERAL:
-        text = _text(source, node)
-        return _unescape(text) if kind != "number" else text
-    if kind == "raw_string":
-        return _text(source, node)[1:-1]
-    if kind == "ansi_c_string":
-        return None
-    if kind == "string":
-        parts = []
-        for child in node.children:
-            if child.type == '"':
-                continue
-            if child.type != "string_content":
-                return None
-            parts.append(_text(source, child))
-        return "".join(parts)
-    if kind == "concatenation":
-        pieces = [_value(child, source) for child in node.children]
-        return None if any(p is None for p in pieces) else "".join(p for p in pieces if p is not None)
-    return None
-
-
-def _unescape(text: str) -> str:
-    out = []
-    i = 0
-    while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text):
-            out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(text[i])
-        i += 1
-    return "".join(out)

@@ -1,6 +1,5 @@
 """How a shell line meets the permission rules: `command_patterns` and the paths it would touch."""
 
-import os
 from pathlib import Path
 
 import pytest
@@ -8,7 +7,8 @@ import pytest
 from opencode_nb.permission import evaluate, from_config
 from opencode_nb.tool.bash import command_patterns
 from opencode_nb.tool.support.arity import always_prefix
-from opencode_nb.tool.support.shell import outside_paths, parse_command
+from opencode_nb.tool.support.shell import parse_command
+from opencode_nb.tool.support.shell_paths import check_paths, outside_paths
 
 
 @pytest.mark.parametrize(("command", "patterns", "always"), [
@@ -26,13 +26,14 @@ from opencode_nb.tool.support.shell import outside_paths, parse_command
     ("sudo -u postgres psql", ["sudo -u postgres psql", "psql"], ["sudo *", "psql *"]),
     ("time make test", ["time make test", "make test"], ["time *", "make test *"]),
     ("nohup python serve.py", ["nohup python serve.py", "python serve.py"], ["nohup *", "python serve.py *"]),
-    ("find . -name '*.pyc' | xargs -n1 rm -f", ["find . -name '*.pyc'", "xargs -n1 rm -f", "rm -f"],
+    ("find . -name '*.pyc' | xargs -n1 rm -f", ["find . -name '*.pyc'", "xargs -n1 rm -f", "rm -f <input>"],
      ["find *", "xargs *", "rm *"]),
     ("timeout 5 curl example.com", ["timeout 5 curl example.com", "curl example.com"], ["timeout *", "curl *"]),
-    ("find . -name '*.tmp' -exec rm {} \\;", ["find . -name '*.tmp' -exec rm {} \\;", "rm {}"], ["find *", "rm *"]),
+    ("find . -name '*.tmp' -exec rm {} \\;", ["find . -name '*.tmp' -exec rm {} \\;",
+                                           "find . -name '*.tmp' -exec rm '{}' ';'", "rm {}"], ["find *", "rm *"]),
     ("bash -c 'ls && rm x'", ["bash -c 'ls && rm x'", "ls", "rm x"], ["bash *", "ls *", "rm *"]),
     ("for f in *.py; do black $f; done", ["black $f"], ["black *"]),
-    ("if [ -f x ]; then rm x; fi", ["rm x"], ["rm *"]),
+    ("if [ -f x ]; then rm x; fi", ["[ -f x ]", "rm x"], ["rm *"]),
     ("git   status  ", ["git status"], ["git status *"]),
     ("cd src", [], []),
 ])
@@ -91,8 +92,9 @@ def test_the_always_prefix_keeps_the_words_that_name_the_action(words, prefix):
 @pytest.mark.parametrize(("command", "patterns", "always"), [
     ("echo test > output.txt", ["echo test > output.txt", "echo test"], ["echo *"]),
     ("cat > /tmp/output.txt", ["cat > /tmp/output.txt", "cat"], ["cat *"]),
-    ("echo hi >> out.txt 2>&1 < in.txt", ["echo hi >> out.txt 2>&1 < in.txt", "echo hi"], ["echo *"]),
-    ("echo hi>out.txt", ["echo hi>out.txt", "echo hi"], ["echo *"]),
+    ("echo hi >> out.txt 2>&1 < in.txt", ["echo hi >> out.txt 2>&1 < in.txt", "echo hi", "echo hi > out.txt"],
+     ["echo *"]),
+    ("echo hi>out.txt", ["echo hi>out.txt", "echo hi", "echo hi > out.txt"], ["echo *"]),
     ("FOO=1 npm test", ["FOO=1 npm test", "npm test"], ["npm test *"]),
     ("FOO=1 BAR='a b' make test", ["FOO=1 BAR='a b' make test", "make test"], ["make test *"]),
     ("cat <<< 'hi'", ["cat <<< 'hi'", "cat"], ["cat *"]),
@@ -142,10 +144,10 @@ def test_an_unparseable_line_is_its_own_pattern_and_is_flagged():
     assert command_patterns("ls $(")[0][0] == "ls $("
 
 
-def test_text_that_only_exists_at_run_time_cannot_be_trusted():
-    for line in ('eval "$CMD"', 'bash -c "$SCRIPT"'):
-        parsed = parse_command(line)
-        assert not parsed.parsed and "only known when the line runs" in (parsed.reason or "")
+def test_shell_text_only_known_at_run_time_cannot_be_checked_and_literal_text_is():
+    [hidden] = parse_command('eval "$CMD"').hidden
+    assert "only known when the line runs" in hidden.reason and hidden.pattern == 'eval "$CMD"'
+    assert "only known when the line runs" in parse_command('bash -c "$SCRIPT"').unknown[0]
     assert parse_command("eval 'ls -la'").patterns == ["eval 'ls -la'", "ls -la"]
 
 
@@ -173,7 +175,7 @@ def test_paths_inside_the_workspace_are_fine(root):
 def test_file_command_arguments_outside_the_workspace_are_found(root, tmp_path):
     assert outside(f"cat {tmp_path}/notes.txt", root) == [tmp_path / "notes.txt"]
     assert outside("cp src/a.py ../backup.py", root) == [tmp_path / "backup.py"]
-    assert outside("rm -rf ~/.cache/x", root) == [Path(os.path.expanduser("~/.cache/x")).resolve()]
+    assert check_paths(parse_command("rm -rf ~/.cache/x"), root, root).unknown == ["~/.cache/x"]
 
 
 def test_wildcards_cut_the_path_and_dynamic_arguments_are_skipped(root, tmp_path):
@@ -194,3 +196,60 @@ def test_a_cd_moves_where_later_paths_resolve(root, tmp_path):
 def test_wrapped_and_nested_commands_are_checked_for_paths(root, tmp_path):
     assert outside(f"sudo rm {tmp_path}/x", root) == [tmp_path / "x"]
     assert outside(f"echo $(cat {tmp_path}/secret)", root) == [tmp_path / "secret"]
+
+
+# ------------------------------------------------------------------------------------ no line runs unchecked
+
+@pytest.mark.parametrize(("line", "pattern"), [
+    ("x=1", "x=1"), ("A=1 B=2", "A=1 B=2"), ("declare -r X=1", "declare -r X=1"), ("export A=b", "export A=b"),
+    ("unset x", "unset x"), ("(( 1 + 2 ))", "(( 1 + 2 ))"), ("[[ -f x ]]", "[[ -f x ]]"), ("[ -d y ]", "[ -d y ]"),
+    ("> out.txt", "> out.txt"), ("for ((i=0;i<3;i++)); do :; done", "for ((i=0;i<3;i++))"),
+])
+def test_a_statement_with_no_command_word_is_checked_whole(line, pattern):
+    assert pattern in command_patterns(line)[0]
+
+
+@pytest.mark.parametrize("line", ["x=1", "(( y ))", "[[ $a == b ]]", "> f", "declare x", "f() { :; }", "# just a note"])
+def test_every_line_that_can_do_anything_gives_a_pattern(line):
+    patterns, _ = command_patterns(line)
+    assert patterns or line.startswith("#")
+
+
+def test_commands_hidden_in_statements_are_commands_too():
+    for line in ("x=$(rm v)", "declare x=$(rm v)", "(( $(rm v) ))", "[[ $(rm v) ]]", "> $(rm v)", "a[$(rm v)]=1"):
+        assert "rm v" in command_patterns(line)[0], line
+
+
+# ------------------------------------------------------------------------------------ rules see what runs
+
+DENY_RM = from_config({"bash": {"*": "allow", "rm *": "deny"}})
+
+
+@pytest.mark.parametrize("line", [
+    '"rm" v', "'rm' v", "r''m v", "\\rm v", "$'\\x72m' v", "/bin/rm v", "/usr/bin/../bin/rm v", "r{m,} v",
+    "FOO=1 rm v", "rm v > log", "x=1 && rm v", "(rm v)", "{ rm v; }", "f() { rm v; }", "echo $(rm v)",
+    "trap 'rm v' EXIT", "bash -c -- 'rm v'", "env -S 'rm v'", "find . -exec rm {} +", "echo v | xargs rm",
+    "mapfile -C 'rm v #' -c 1 a < f", "alias r=rm; r v",
+])
+def test_a_denied_program_is_denied_however_it_is_spelled(line):
+    assert "deny" in [evaluate("bash", p, DENY_RM).action for p in command_patterns(line)[0]], line
+
+
+@pytest.mark.parametrize("line", [
+    "$x v", "${x:-rm} v", "$(echo rm) v", "`echo rm` v", "rm${IFS}v", "/bin/r? v", "/bin/r[m] v", "\"$@\"",
+    "hash -p /bin/rm r; r v", "PATH=/tmp/x:$PATH ls", "shopt -s expand_aliases", "env $cmd v", "r\\\nm v",
+])
+def test_a_program_only_the_run_can_name_makes_the_line_ask(line):
+    parsed = parse_command(line)
+    assert parsed.unknown or not parsed.parsed, line
+
+
+def test_a_symbolic_link_to_a_program_is_checked_as_that_program(tmp_path):
+    (tmp_path / "del").symlink_to("/bin/rm")
+    patterns, _ = command_patterns_in(tmp_path, "./del v")
+    assert "deny" in [evaluate("bash", p, DENY_RM).action for p in patterns]
+
+
+def command_patterns_in(cwd: Path, line: str) -> tuple[list[str], list[str]]:
+    parsed = parse_command(line, cwd=cwd)
+    return parsed.patterns, parsed.always

@@ -1,0 +1,459 @@
+"""Secrets: which environment variables tools never see, and which values nobody is shown.
+
+What counts as a secret:
+
+- a variable whose name says so: `*_API_KEY`, `*_TOKEN`, `*SECRET*`, `*PASSWORD*`, in any case;
+- a variable the configuration names (`secrets.env`: names, or patterns with `*`);
+- a variable holding a known secret value (the one a provider's `{env:NAME}` reference read);
+- as values: those variables' values (in the workspace's environment and the process's) and every
+  configured provider key (`provider.<id>.api_key`), when at least `MIN_LENGTH` characters long; a
+  shorter value would turn up in ordinary text too often to be told apart.
+
+What happens to them: `child_env` builds the environment of every process a tool starts (bash, command
+templates, the python worker) without those variables, so `env` there shows none of them. `Redactor`
+replaces a known value, in whatever case, and its base64 and JSON-escaped forms, with `[redacted: NAME]`;
+a run's writes (session/runlog.py), every row the store writes and every `ProviderError` message go
+through it. A piece of a value at least half its length, where a preview or a tail cut it, is hidden too:
+less than half leaves too much to guess. Streamed text (`Stream`) holds back its end while that end
+could still be the start of a value, so a key split across two deltas is never shown or stored in halves.
+
+Why this is process-wide state, unlike everything else in the package: the environment tools inherit is
+the process's, shared by every workspace in a kernel, and the places that must apply the rules (the shell
+runner, the worker spawn, a provider raising an error) have no workspace at hand. Each workspace
+registers what its configuration makes secret (`register`); closing or collecting it takes that back.
+Every check uses the union: a value one workspace knows is hidden everywhere in the process, because
+hiding too much is the safe way to be wrong.
+"""
+
+from __future__ import annotations
+
+import base64
+import fnmatch
+import itertools
+import json
+import math
+import os
+import re
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+MIN_LENGTH = 8
+"""Values shorter than this are not redacted: `password` or `true` would hide half of every page."""
+
+_SECRET_NAME = re.compile(r"(?:_API_KEY|_TOKEN)$|SECRET|PASSWORD", re.IGNORECASE)
+_ENV_REFERENCE = re.compile(r"^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
+_SKIPPED_FIELDS = frozenset({"id", "session_id", "message_id", "parent_id", "call_id", "type", "status", "role"})
+"""Ids and tags of stored models: never text anybody wrote, so never searched."""
+
+
+def looks_secret(name: str) -> bool:
+    """Whether a variable's name says it holds a secret (`*_API_KEY`, `*_TOKEN`, `*SECRET*`, `*PASSWORD*`)."""
+    return _SECRET_NAME.search(name) is not None
+
+
+def label(name: str) -> str:
+    """What stands in for a value: it names where the value came from, never any of it."""
+    return f"[redacted: {name}]"
+
+
+class SecretSet:
+    """What one workspace's configuration and environment make secret."""
+
+    def __init__(self, hidden: Iterable[str] = (), values: Mapping[str, str] | None = None) -> None:
+        self.hidden = tuple(dict.fromkeys(hidden))
+        """Names, or `*` patterns, of variables tools never see (besides those whose names say so)."""
+        self.values = dict(values or {})
+        """Known secret values, each with the name its redaction shows."""
+
+
+def secret_set(
+    env: Mapping[str, str], *, names: Iterable[str] = (), keys: Mapping[str, str] | None = None
+) -> SecretSet:
+    """The secrets of a workspace.
+
+    Args:
+        env: the workspace's environment; the process's own is read by `register` and `child_env`.
+        names: `secrets.env` from the configuration, names or `*` patterns.
+        keys: configured API keys by config key (`provider.anthropic.api_key`), as loaded (`{env:NAME}`
+            already filled in) or as written in Python (`{env:NAME}` looked up here).
+    """
+    hidden = list(names)
+    values: dict[str, str] = {}
+    for key, written in (keys or {}).items():
+        reference = _ENV_REFERENCE.match(written)
+        if reference is not None:
+            hidden.append(reference.group(1))
+            written = env.get(reference.group(1), "")
+        if len(written) >= MIN_LENGTH:
+            values.setdefault(written, key)
+    # A variable holding a configured key is the one its `{env:NAME}` named: hide it and name the value by it.
+    for name, value in env.items():
+        if value in values:
+            hidden.append(name)
+            values[value] = name
+    for name, value in env.items():
+        if len(value) >= MIN_LENGTH and (looks_secret(name) or _named(name, hidden)):
+            values.setdefault(value, name)
+    return SecretSet(hidden, values)
+
+
+def _named(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+# ---------------------------------------------------------------------------------------------- registry
+
+_lock = threading.Lock()
+_registered: dict[int, weakref.ref[SecretSet]] = {}
+_tickets = itertools.count()
+"""Registrations are keyed by ticket, not `id()`: a collected set's id may be reused by the next one."""
+_seen: dict[str, str] = {}
+"""Secret values read from the process's environment, kept once seen: a key deleted from `os.environ`
+after it was printed is still a key."""
+_version = 0
+_cache: tuple[int, Redactor] | None = None
+
+
+def register(secrets: SecretSet) -> Callable[[], None]:
+    """Make `secrets` count everywhere in the process until the returned function is called (or `secrets`
+    is collected); also reads the process's environment for secret values."""
+    global _version
+    key = next(_tickets)
+
+    def collected(_: object) -> None:
+        forget()
+
+    def forget() -> None:
+        global _version
+        with _lock:
+            if _registered.pop(key, None) is not None:
+                _version += 1
+
+    with _lock:
+        _registered[key] = weakref.ref(secrets, collected)
+        _version += 1
+    refresh()
+    return forget
+
+
+def _sets() -> list[SecretSet]:
+    return [s for s in (ref() for ref in list(_registered.values())) if s is not None]
+
+
+def refresh(env: Mapping[str, str] | None = None) -> None:
+    """Learn the secret values now in the process's environment (a key set in a cell after the workspace
+    was made); cheap enough to call once per run and per process started."""
+    global _version
+    env = os.environ if env is None else env
+    hidden = [pattern for s in _sets() for pattern in s.hidden]
+    found = {value: name for name, value in list(env.items())
+             if len(value) >= MIN_LENGTH and value not in _seen and (looks_secret(name) or _named(name, hidden))}
+    if found:
+        with _lock:
+            _seen.update({v: n for v, n in found.items() if v not in _seen})
+            _version += 1
+
+
+def active() -> Redactor:
+    """The redactor of every secret known in the process; rebuilt only when that changes."""
+    global _cache
+    cache = _cache
+    if cache is not None and cache[0] == _version:
+        return cache[1]
+    with _lock:
+        version = _version
+        values = dict(_seen)
+        for secrets in _sets():
+            values.update(secrets.values)
+    redactor = Redactor(values)
+    _cache = (version, redactor)
+    return redactor
+
+
+def redact(text: str) -> str:
+    """`text` with every known secret value replaced by its label."""
+    return active().redact(text)
+
+
+def child_env(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without the variables a tool's process must not see: secret names, the configured names and
+    patterns, and any variable holding a known secret value."""
+    refresh(env)
+    hidden = [pattern for s in _sets() for pattern in s.hidden]
+    known = active().values
+    return {name: value for name, value in env.items()
+            if not (looks_secret(name) or _named(name, hidden) or value.lower() in known)}
+
+
+# ---------------------------------------------------------------------------------------------- redacting
+
+
+def _forms(value: str) -> Iterator[str]:
+    """How a value may be written out: as it is, JSON-escaped, and inside base64 at each of the three
+    alignments (only the characters that depend on the value alone, so it is found within longer data)."""
+    yield value
+    yield json.dumps(value, ensure_ascii=False)[1:-1]
+    raw = value.encode()
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode()
+        yield encoded[math.ceil(8 * shift / 6): 8 * (shift + len(raw)) // 6]
+
+
+class Redactor:
+    """Known secret values, prepared once, and the searches every write and every shown text go through.
+
+    Finding is the cost paid on every write, so it is a plain substring search of the lower-cased text for
+    each form (CPython's fast search): a case-insensitive regex alternation measured ten to fifty times
+    slower. The regex only runs where something was found. Pieces of a value are looked for only near the
+    ends of a text, where a preview or a tail cuts it, which keeps that search as short as one value.
+    """
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        forms: dict[str, str] = {}
+        for value, name in values.items():
+            if len(value) >= MIN_LENGTH:
+                for form in _forms(value):
+                    if len(form) >= MIN_LENGTH:
+                        forms.setdefault(form.lower(), name)
+        self.values: dict[str, str] = {v.lower(): n for v, n in values.items() if len(v) >= MIN_LENGTH}
+        """Lower-cased value → the name its label shows."""
+        self._forms = forms
+        """Lower-cased form → the name its label shows."""
+        self._ordered = sorted(forms, key=len, reverse=True)
+        self._shortest = min(map(len, forms), default=0)
+        self._longest = max(map(len, forms), default=0)
+        self._smallest_piece = min(map(_enough, forms), default=0)
+        self._pattern = re.compile("|".join(map(re.escape, self._ordered)), re.IGNORECASE) if forms else None
+        self._heads: dict[str, list[str]] = {}
+        """The first MIN_LENGTH characters of each form → the forms starting so: where a cut-off piece begins."""
+        self._tails: dict[str, list[str]] = {}
+        """Likewise the last MIN_LENGTH characters: where a piece cut off at its start ends."""
+        self._short_prefixes: set[str] = set()
+        """Every prefix shorter than MIN_LENGTH: what the end of a stream may have to hold back."""
+        for form in self._ordered:
+            self._heads.setdefault(form[:MIN_LENGTH], []).append(form)
+            self._tails.setdefault(form[-MIN_LENGTH:], []).append(form)
+            self._short_prefixes.update(form[:k] for k in range(1, MIN_LENGTH))
+
+    def __bool__(self) -> bool:
+        return bool(self._forms)
+
+    def found(self, text: str) -> bool:
+        """Whether a whole known value, in any of its forms, is in `text`."""
+        if len(text) < self._shortest or not self._forms:
+            return False
+        lowered = text.lower()
+        return any(form in lowered for form in self._ordered)
+
+    def redact(self, text: str, *, pieces: bool = True) -> str:
+        """`text` with every known value replaced by its label and, with `pieces`, every piece of one at least
+        half its length that a cut left at either end of the text."""
+        if len(text) < MIN_LENGTH or not self._forms:
+            return text
+        if self.found(text):
+            assert self._pattern is not None
+            text = self._pattern.sub(lambda m: label(self._forms[m.group().lower()]), text)
+        return self._redact_pieces(text) if pieces else text
+
+    def last_match_end(self, text: str) -> int:
+        """Where the last whole value in `text` ends; 0 when there is none."""
+        if not self.found(text):
+            return 0
+        assert self._pattern is not None
+        return max(m.end() for m in self._pattern.finditer(text))
+
+    def _piece_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Pieces of values at least half their length, within one value's length of either end."""
+        window = self._longest
+        head, tail = text[:window].lower(), text[-window:].lower()
+        if len(head) != min(window, len(text)) or len(tail) != min(window, len(text)):
+            return []  # a character whose lower case is longer: positions would not agree
+        offset = len(text) - len(tail)
+        spans = []
+        for chunk, forms in self._tails.items():  # a piece cut off at its start, near the text's start
+            at = head.find(chunk)
+            while at >= 0:
+                end = at + MIN_LENGTH
+                for form in forms:
+                    size = _common_suffix(head, end, form)
+                    if size >= _enough(form):
+                        spans.append((end - size, end, self._forms[form]))
+                        break
+                at = head.find(chunk, at + 1)
+        for chunk, forms in self._heads.items():  # a piece cut off at its end, near the text's end
+            at = tail.find(chunk)
+            while at >= 0:
+                for form in forms:
+                    size = _common_prefix(tail, at, form)
+                    if size >= _enough(form):
+                        spans.append((offset + at, offset + at + size, self._forms[form]))
+                        break
+                at = tail.find(chunk, at + 1)
+        return spans
+
+    def _redact_pieces(self, text: str) -> str:
+        if len(text) < MIN_LENGTH:
+            return text
+        spans = self._piece_spans(text)
+        if not spans:
+            return text
+        out, at = [], 0
+        for start, end, name in sorted(spans):
+            if start >= at:
+                out.append(text[at:start] + label(name))
+            at = max(at, end)
+        return "".join(out) + text[at:]
+
+    def open_prefix(self, text: str) -> int:
+        """Where the end of `text` may be the start of a value still being written: the position to hold back
+        from, or `len(text)` when nothing needs holding back."""
+        if not self._forms or not text:
+            return len(text)
+        start = max(0, len(text) - self._longest + 1)
+        lowered = text[start:].lower()
+        if len(lowered) != len(text) - start:
+            return len(text)
+        best = len(lowered)
+        for chunk, forms in self._heads.items():
+            at = lowered.find(chunk)
+            while 0 <= at < best:
+                rest = lowered[at:]
+                if any(len(rest) < len(form) and form.startswith(rest) for form in forms):
+                    best = at
+                    break
+                at = lowered.find(chunk, at + 1)
+        for size in range(min(MIN_LENGTH - 1, len(lowered)), 0, -1):
+            if len(lowered) - size < best and lowered[-size:] in self._short_prefixes:
+                best = len(lowered) - size
+                break
+        return start + best
+
+    def redact_value(self, value: Any) -> Any:
+        """`value` (text, a mapping, a list, a pydantic model) with its texts redacted; the very same object
+        when nothing in it is secret, so the common case copies nothing."""
+        if not self._forms:
+            return value
+        texts: list[str] = []
+        _collect(value, texts, self._shortest)
+        if not texts:
+            return value
+        if not self.found("\0".join(texts)) and not any(
+                len(t) >= self._smallest_piece and self._piece_spans(t) for t in texts):
+            return value
+        return self._walk(value)
+
+    def _walk(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            changed = {k: self._walk(v) for k, v in value.items()}
+            return value if all(changed[k] is value[k] for k in value) else changed
+        if isinstance(value, list | tuple):
+            items = [self._walk(v) for v in value]
+            return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
+        if isinstance(value, BaseModel):
+            updates = {}
+            for name in type(value).model_fields:
+                if name not in _SKIPPED_FIELDS:
+                    old = getattr(value, name)
+                    new = self._walk(old)
+                    if new is not old:
+                        updates[name] = new
+            return value.model_copy(update=updates) if updates else value
+        return value
+
+    def redact_json(self, data: str) -> str:
+        """A stored row's JSON with its texts redacted. Re-serialised, and only when a value was found: a label
+        put straight into JSON text could land inside an escape sequence."""
+        if not self.found(data):
+            return data
+        return json.dumps(self._walk(json.loads(data)), ensure_ascii=False, separators=(",", ":"))
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def _collect(value: Any, into: list[str], shortest: int) -> None:
+    """The texts in `value` at least `shortest` long (shorter ones cannot hold a value): a walk that costs a
+    few microseconds for a part, since every write of a run makes one."""
+    kind = type(value)
+    if kind is str:
+        if len(value) >= shortest:
+            into.append(value)
+    elif kind in _SCALARS:
+        return
+    elif kind is dict:
+        for item in value.values():
+            _collect(item, into, shortest)
+    elif kind is list or kind is tuple:
+        for item in value:
+            _collect(item, into, shortest)
+    elif isinstance(value, BaseModel):
+        for name, item in value.__dict__.items():
+            if name not in _SKIPPED_FIELDS and item is not None:
+                _collect(item, into, shortest)
+
+
+def _enough(form: str) -> int:
+    """The shortest piece of `form` worth hiding: half of it, since less leaves too much to guess."""
+    return max(MIN_LENGTH, (len(form) + 1) // 2)
+
+
+def _common_prefix(text: str, start: int, form: str) -> int:
+    size, limit = 0, min(len(form), len(text) - start)
+    while size < limit and text[start + size] == form[size]:
+        size += 1
+    return size
+
+
+def _common_suffix(text: str, end: int, form: str) -> int:
+    size, limit = 0, min(len(form), end)
+    while size < limit and text[end - 1 - size] == form[-1 - size]:
+        size += 1
+    return size
+
+
+class Stream:
+    """A streamed text as it may be shown: known values replaced, and its end held back while it could still
+    be the start of one. What is shown only ever grows, so it can still be published delta by delta.
+
+    Each delta costs a search of itself plus the held-back end (shorter than one value), never of the whole
+    text, so a long answer streamed in thousands of deltas stays cheap; while nothing was replaced, what is
+    shown is the written text itself, not a copy.
+    """
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+        self.size = 0
+        """How much has been written, held-back end included."""
+        self.shown_size = 0
+        self._held = ""
+        self._shown: str | None = None
+        """What is shown, once it differs from the written text (None before: the written text minus its held end)."""
+
+    def follows(self, text: str, delta: str) -> bool:
+        """Whether `text` is what was fed so far plus `delta` (parts being streamed only grow at their end)."""
+        return len(text) == self.size + len(delta) and text.endswith(delta)
+
+    def feed(self, text: str, delta: str) -> str:
+        """Take `delta`, with `text` everything written so far (ending with it); returns what may be shown."""
+        self.size = len(text)
+        pending = self._held + delta
+        redactor = self.redactor
+        matched_to = redactor.last_match_end(pending)
+        cut = matched_to + redactor.open_prefix(pending[matched_to:])
+        settled, self._held = pending[:cut], pending[cut:]
+        shown = redactor.redact(settled, pieces=False) if matched_to else settled
+        if self._shown is None and shown is settled:
+            out = text[:len(text) - len(self._held)] if self._held else text
+        else:
+            if self._shown is None:
+                self._shown = text[:len(text) - len(pending)]
+            self._shown += shown
+            out = self._shown
+        self.shown_size = len(out)
+        return out

@@ -1,0 +1,134 @@
+"""Linux: a command inside bubblewrap, with the filesystem read-only but for a few directories, no network.
+
+Every choice below answers a way out that was tried on this machine:
+
+- `--ro-bind / /` then `--bind` for each writable directory: the mounts are made read-only, so a write
+  elsewhere fails with EROFS whatever the path, symlink or trick that led there. Writable binds come last,
+  so they stay visible even below a directory that is masked.
+- `--cap-drop ALL`: bwrap run by root keeps root's capabilities by default, and with CAP_SYS_ADMIN the
+  sandboxed command could simply `mount -o remount,rw /`. As root we give back only the capabilities that
+  make file permissions behave as they do outside (a root-run kernel editing a project owned by another
+  user); none of them can undo a mount, make a device node or touch the network.
+- `--unshare-pid` with a fresh `/proc`: the command sees only its own processes, so it can neither signal
+  the kernel nor read another process's environment. When the command's shell exits, the namespace ends
+  and takes every background job with it, even one that left the process group with `setsid`.
+- `--remount-ro /proc`: most of /proc/sys checks only the file's owner, and bwrap's own cover of it is
+  skipped when run by root, so a root-run command wrote the host's `kernel.core_pattern` (a program the
+  kernel runs as root at the next crash). The fresh /proc is read-only as a whole.
+- `--unshare-net` (unless the network is allowed): only a private loopback exists. Unix sockets are not
+  network: `/run` (Docker's and D-Bus's sockets) and Jupyter's runtime directory (kernel connection files
+  with their signing keys) are masked by empty tmpfs, since a sandboxed command that reached either could
+  run code outside.
+- `--tmpfs /tmp`: commands get a private scratch /tmp, discarded afterwards; the shared
+  `$TMPDIR/opencode_nb` is bound back in.
+- `--dev /dev`: a minimal /dev (null, zero, random, tty, shm, pts), none of the host's disks or terminals.
+- `--die-with-parent`: if the kernel dies, so does the sandbox.
+- No `--new-session`: the caller already starts bwrap in a session of its own with stdin on /dev/null, so
+  there is no terminal to inject keystrokes into, and keeping the command in bwrap's process group lets a
+  timeout's SIGTERM reach it (see `process.py`).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+FILE_CAPABILITIES = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID")
+"""What a root-run sandbox keeps: root's way with file permissions, nothing else."""
+
+PROBE_TIMEOUT_S = 10.0
+MASKED = ("/run",)
+"""Replaced by an empty tmpfs: local daemons' sockets live here, and a socket is reachable on a read-only mount."""
+
+
+def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Path,
+               readable: Sequence[Path] = (), pid_namespace: bool = True) -> list[str]:
+    """The bwrap command line that runs what follows it (append the command's argv).
+
+    Args:
+        writable: directories bound read-write (existing ones only; missing ones are skipped).
+        network: keep the host's network (else a private loopback only).
+        readable: directories bound read-only over what was masked (the python worker's working folder,
+            when it lies under /tmp).
+        pid_namespace: a private PID namespace and a read-only /proc. The python worker goes without one: the
+            kernel watches its memory through its PID, and sees its /proc read-only through the root bind.
+    """
+    args = [binary, "--ro-bind", "/", "/", "--dev", "/dev"]
+    if pid_namespace:
+        args += ["--unshare-pid", "--proc", "/proc", "--remount-ro", "/proc"]
+    args += ["--tmpfs", "/tmp"]
+    masked = [Path(p) for p in (*MASKED, *_jupyter_runtime()) if Path(p).is_dir() and not Path(p).is_symlink()]
+    for path in masked:
+        args += ["--tmpfs", str(path)]
+    resolv = Path(os.path.realpath("/etc/resolv.conf"))
+    if network and any(_within(resolv, m) for m in masked) and resolv.exists():
+        args += ["--ro-bind", str(resolv), str(resolv)]  # systemd-resolved keeps resolv.conf under /run
+    for path in readable:
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
+    for path in writable:
+        if path.is_dir():
+            args += ["--bind", str(path), str(path)]
+    args += ["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if not network:
+        args.append("--unshare-net")
+    args += ["--die-with-parent", "--cap-drop", "ALL"]
+    if os.geteuid() == 0:
+        for capability in FILE_CAPABILITIES:
+            args += ["--cap-add", capability]
+    tempdir = Path(_tempdir())
+    if tempdir != Path("/tmp") and not any(_within(tempdir, p) for p in writable):
+        args += ["--setenv", "TMPDIR", "/tmp"]  # a TMPDIR elsewhere is read-only in here
+    args += ["--chdir", str(cwd), "--"]
+    return args
+
+
+def probe(binary: str) -> str | None:
+    """None when bwrap can build the namespaces we use here; else why not, in bwrap's words.
+
+    A bare `bwrap --ro-bind / / true` succeeds in containers that forbid the PID or network namespace,
+    so the probe asks for those too. Cached per binary: it costs a few milliseconds, once.
+    """
+    return _probe(binary)
+
+
+@cache
+def _probe(binary: str) -> str | None:
+    if not os.access(binary, os.X_OK):
+        return f"{binary} is not an executable file"
+    command = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc", "--remount-ro",
+               "/proc", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "true"]
+    try:
+        done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{binary} could not be run: {exc}"
+    if done.returncode == 0:
+        return None
+    said = done.stderr.decode(errors="replace").strip().splitlines()
+    return f"{binary} cannot create namespaces here: {said[-1] if said else f'exit status {done.returncode}'}"
+
+
+def _jupyter_runtime() -> list[str]:
+    """Where Jupyter keeps kernel connection files (with the key that signs messages) and server tokens."""
+    try:
+        from jupyter_core.paths import jupyter_runtime_dir
+    except ImportError:
+        return []
+    try:
+        return [os.path.realpath(jupyter_runtime_dir())]
+    except Exception:  # a broken Jupyter configuration must not stop a shell command
+        return []
+
+
+def _tempdir() -> str:
+    import tempfile
+
+    return os.path.realpath(tempfile.gettempdir())
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents

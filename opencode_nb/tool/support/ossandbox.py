@@ -1,0 +1,263 @@
+"""The OS sandbox behind the permission rules: what a shell command may write, and whether it has a network.
+
+Rules decide from what a command says; the sandbox decides from what it does. With it on, a command the
+rules let through (or a trick that slipped past their patterns) still cannot write outside the project,
+our tool-output folder and `$TMPDIR/opencode_nb`, cannot reach the network, and cannot see or signal
+the kernel. The workspace's `sandbox` setting chooses what happens when no sandbox exists here:
+
+    off        commands run unconfined; nothing is said
+    auto       confined where possible; elsewhere unconfined, and the first command of each session
+               says so in its result (the person sees it on the tool card, the model reads it)
+    required   confined, or not run at all: the tool fails and says how to get a sandbox
+
+Linux uses bubblewrap (`bwrap.py`), macOS `sandbox-exec` (`seatbelt.py`); other systems have none.
+Whether the sandbox works is found out once per process (a probe of a few milliseconds) and cached.
+`OPENCODE_NB_BWRAP` in the workspace's environment names the bwrap binary to use; pointing it at a
+missing file is how to see, or test, what a machine without bubblewrap does.
+
+The network is opened only by rules that name it (`network: allow`, or patterns matched against the
+whole command line, with "always" grants): a catch-all `"*": allow` never does, since that is exactly
+the configuration the sandbox has to hold against. A `network` rule that says ask asks once per call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+from ...config.schema import SandboxMode
+from ...errors import DeniedError, PolicyRefusedError, RejectedError, ToolError
+from ...permission.rules import Grant, Rule, evaluate
+from ..context import Ask
+from . import seatbelt
+from .bwrap import bwrap_args
+from .bwrap import probe as probe_bwrap
+
+BWRAP_ENV = "OPENCODE_NB_BWRAP"
+"""Names the bwrap binary (default: `bwrap` on PATH); a missing path means "no sandbox here"."""
+
+NETWORK_TROUBLE = re.compile(
+    r"Could not resolve host|Temporary failure in name resolution|Name or service not known|"
+    r"Network is unreachable|No address associated with hostname|nodename nor servname|getaddrinfo failed|"
+    r"Failed to establish a new connection|ENETUNREACH|EAI_AGAIN|ENOTFOUND|unable to access '[^']*': Could not"
+)
+"""How tools say they found no network; seeing one after a sandboxed run means the sandbox was the cause."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    kind: Literal["bwrap", "sandbox-exec"]
+    binary: str
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """How one command is confined: the sandbox program, what it may write, and whether it has a network."""
+
+    backend: Backend
+    writable: tuple[Path, ...]
+    network: bool = False
+
+    def wrap(self, argv: Sequence[str], *, cwd: Path) -> list[str]:
+        """`argv` run inside the sandbox, starting in `cwd`."""
+        if self.backend.kind == "bwrap":
+            return [*bwrap_args(self.backend.binary, writable=self.writable, network=self.network, cwd=cwd), *argv]
+        return [*seatbelt.sandbox_exec_args(self.backend.binary, writable=self.writable, network=self.network),
+                *argv]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How one command will run; `notes` adds what its result should say about that."""
+
+    confinement: Confinement | None = None
+    note: str | None = None
+    """Said once per session where commands run unconfined (`auto` without a sandbox)."""
+    network_refused: str | None = None
+    """Why the network was not opened although a rule would have asked for it."""
+
+    @property
+    def label(self) -> str:
+        """For the tool card's metadata: the sandbox used, with `+network`, or `none`."""
+        if self.confinement is None:
+            return "none"
+        return self.confinement.backend.kind + ("+network" if self.confinement.network else "")
+
+    def notes(self, output: str) -> str:
+        """Text to append to a command's result: the no-sandbox note, or why a network failure happened."""
+        said: list[str] = []
+        if self.note:
+            said.append(self.note)
+        confined = self.confinement
+        if confined is not None and not confined.network and NETWORK_TROUBLE.search(output):
+            why = f" ({self.network_refused})" if self.network_refused else ""
+            said.append("(This command ran in the OS sandbox without network access" + why + ". If it needs "
+                        "the network, ask the person to allow it with a `network` permission, e.g. "
+                        '`network: {"pip install *": allow}`.)')
+        return "".join(f"\n\n{text}" for text in said)
+
+
+_found: dict[tuple[str | None, str], Backend | str] = {}
+
+
+def find_backend(binary: str | None = None, platform: str = sys.platform) -> Backend | str:
+    """The sandbox this machine offers, or why there is none. Probed once per process (and binary).
+
+    Args:
+        binary: the bwrap to use (`OPENCODE_NB_BWRAP`); None looks for `bwrap` on PATH.
+    """
+    key = (binary or None, platform)
+    if key not in _found:
+        _found[key] = _find(binary, platform)
+    return _found[key]
+
+
+async def find_backend_async(binary: str | None = None) -> Backend | str:
+    """`find_backend` without blocking the event loop on the first, probing, call."""
+    key = (binary or None, sys.platform)
+    if key in _found:
+        return _found[key]
+    return await asyncio.to_thread(find_backend, binary)
+
+
+def _find(binary: str | None, platform: str) -> Backend | str:
+    import shutil
+
+    binary = binary or None
+    if platform.startswith("linux"):
+        path = binary or shutil.which("bwrap")
+        if path is None:
+            return "bubblewrap (bwrap) is not installed"
+        if binary is not None and not Path(binary).is_file():
+            return f"{BWRAP_ENV} names {binary}, which does not exist"
+        reason = probe_bwrap(path)
+        return reason if reason is not None else Backend("bwrap", path)
+    if platform == "darwin":
+        path = seatbelt.find()
+        if path is None:
+            return "sandbox-exec is missing"
+        reason = seatbelt.probe(path)
+        return reason if reason is not None else Backend("sandbox-exec", path)
+    return f"there is no OS sandbox for shell commands on {platform}"
+
+
+def _install_hint() -> str:
+    if sys.platform == "darwin":
+        return "macOS's /usr/bin/sandbox-exec must be present and working"
+    return "install bubblewrap (`apt-get install bubblewrap`, `dnf install bubblewrap`)"
+
+
+class ShellSandbox:
+    """One workspace's sandbox setting, what its commands may write, and which sessions were told there is none.
+
+    Args:
+        mode: the `sandbox` setting.
+        writable: the project root, the tool-output folder and the shared temp folder; created if missing.
+        binary: `OPENCODE_NB_BWRAP` from the workspace's environment, if set.
+    """
+
+    def __init__(self, mode: SandboxMode, *, writable: Sequence[Path], binary: str | None = None) -> None:
+        self.mode = mode
+        self.writable = tuple(writable)
+        self.binary = binary or None
+        self._told: set[str] = set()
+
+    async def launch(self, session_id: str, *, tell: bool = True) -> Launch:
+        """How the next command of `session_id` runs (without network; `prepare` may open it).
+
+        `tell=False` leaves the no-sandbox note for a later command whose result a person will see.
+
+        Raises:
+            ToolError: `sandbox: required` and there is no working sandbox here; nothing may run.
+        """
+        if self.mode == "off":
+            return Launch()
+        found = await find_backend_async(self.binary)
+        if isinstance(found, Backend):
+            return Launch(Confinement(found, self._writable()))
+        if self.mode == "required":
+            raise ToolError(
+                f"Not run: this workspace requires an OS sandbox for shell commands (`sandbox: required`) and "
+                f"there is none here: {found}. To get one, {_install_hint()}; or set `sandbox: auto` in the "
+                "config to run commands without one. Tell the person; retrying will not help.")
+        if session_id in self._told or not tell:
+            return Launch()
+        self._told.add(session_id)
+        return Launch(note=f"(Note: shell commands run without an OS sandbox here: {found}. Only the permission "
+                           f"rules stand between them and this machine. To confine them, {_install_hint()}; "
+                           "`sandbox: off` in the config silences this note.)")
+
+    def _writable(self) -> tuple[Path, ...]:
+        kept: list[Path] = []
+        for folder in self.writable:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                kept.append(folder.resolve())
+            except OSError:
+                continue
+        return tuple(kept)
+
+
+@dataclass(frozen=True)
+class SandboxCall:
+    """The workspace's sandbox as one tool call sees it: the setting, the session, the caller's network rules."""
+
+    policy: ShellSandbox
+    session_id: str
+    network_rules: Callable[[], list[Rule]] = field(default=list)
+    """The calling agent's rules naming `network`, then its "always" grants for it (read at call time)."""
+    tell: bool = True
+    """Whether this call's result can carry the once-per-session note that there is no sandbox."""
+
+    async def prepare(self, command: str, ask: Ask, *, always: Sequence[str] = ()) -> Launch:
+        """How `command` runs: confined or not, with network or not (asking `network` if a rule says ask).
+
+        A refused network is not an error: the command runs without one, and its result says why if it failed
+        for lack of it.
+
+        Raises:
+            ToolError: no sandbox and `sandbox: required`.
+        """
+        launch = await self.policy.launch(self.session_id, tell=self.tell)
+        if launch.confinement is None:
+            return launch
+        action = network_action(command, self.network_rules())
+        if action == "deny":
+            return launch
+        if action == "ask":
+            try:
+                await ask("network", [command], list(always) or [command],
+                          {"command": command, "reason": "the command may use the network"}, always_ask=True)
+            except (DeniedError, PolicyRefusedError, RejectedError) as exc:
+                return replace(launch, network_refused=_refusal(exc))
+        return replace(launch, confinement=replace(launch.confinement, network=True))
+
+
+def network_action(command: str, rules: Iterable[Rule]) -> str:
+    """What the rules naming `network` say about `command`; none of them means deny.
+
+    A rule for every permission (`"*": allow`, `permission: allow`) is not counted: opening the network
+    takes a rule that names it.
+    """
+    named = [r for r in rules if r.permission == "network"]
+    return evaluate("network", command, named).action if named else "deny"
+
+
+def caller_network_rules(ruleset: Iterable[Rule], grants: Iterable[Grant], agent: str) -> list[Rule]:
+    """An agent's `network` rules followed by the "always" grants it was given, in the order they decide."""
+    return [*(r for r in ruleset if r.permission == "network"),
+            *(g.rule() for g in grants if g.agent == agent and g.permission == "network")]
+
+
+def _refusal(exc: Exception) -> str:
+    if isinstance(exc, DeniedError):
+        return "a rule denies it"
+    if isinstance(exc, PolicyRefusedError):
+        return "nobody was present to allow it"
+    feedback = getattr(exc, "feedback", None)
+    return f"the person refused it: {feedback}" if feedback else "the person refused it"

@@ -1,0 +1,77 @@
+"""macOS: a command under `sandbox-exec` with a Seatbelt profile that mirrors the Linux sandbox.
+
+The profile starts from "allow" and takes away what matters, rather than starting from "deny" and
+listing every Mach service a compiler or `git` might look up: writes outside the writable directories,
+the network (unless allowed), and signals to processes outside the sandbox. Paths are passed as `-D`
+parameters, so no path needs quoting inside the profile, and are resolved first: Seatbelt matches real
+paths (`/private/tmp`, not `/tmp`).
+
+macOS has no private /tmp, so the per-user `$TMPDIR` (under /var/folders, private to the user) stays
+writable. Other processes remain visible (`ps`), though they cannot be signalled. `sandbox-exec` is
+deprecated by Apple but still ships; this profile is generated and unit-tested on Linux, never run there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+SANDBOX_EXEC = "/usr/bin/sandbox-exec"
+PROBE_TIMEOUT_S = 10.0
+
+DEVICES = ('(literal "/dev/null")', '(literal "/dev/zero")', '(literal "/dev/dtracehelper")',
+           '(regex #"^/dev/fd/[0-9]+$")', '(regex #"^/dev/tty")')
+"""Devices a command writes to in the ordinary course (`> /dev/null`, its own terminal)."""
+
+
+def profile(writable_count: int, *, network: bool) -> str:
+    """The profile text; directory `i` of the writable ones is the parameter `WRITABLE_i`."""
+    writable = [f'    (subpath (param "WRITABLE_{i}"))' for i in range(writable_count)]
+    lines = [
+        "(version 1)",
+        "(allow default)",
+        "(deny file-write*)",
+        "(allow file-write*",
+        *writable,
+        *(f"    {device}" for device in DEVICES),
+        ")",
+        "(deny signal)",
+        "(allow signal (target same-sandbox))",
+    ]
+    if not network:
+        lines += ["(deny network*)"]
+    return "\n".join(lines) + "\n"
+
+
+def sandbox_exec_args(binary: str, *, writable: Sequence[Path], network: bool) -> list[str]:
+    """The `sandbox-exec` command line that runs what follows it (append the command's argv)."""
+    folders = [os.path.realpath(p) for p in writable if Path(p).is_dir()]
+    tmp = os.environ.get("TMPDIR")
+    if tmp and os.path.isdir(tmp) and os.path.realpath(tmp) not in folders:
+        folders.append(os.path.realpath(tmp))
+    args = [binary, "-p", profile(len(folders), network=network)]
+    for i, folder in enumerate(folders):
+        args += ["-D", f"WRITABLE_{i}={folder}"]
+    return args
+
+
+def find() -> str | None:
+    return SANDBOX_EXEC if os.access(SANDBOX_EXEC, os.X_OK) else shutil.which("sandbox-exec")
+
+
+@cache
+def probe(binary: str) -> str | None:
+    """None when `sandbox-exec` applies a profile here; else why not."""
+    try:
+        done = subprocess.run([binary, "-p", profile(0, network=False), "/usr/bin/true"], capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=PROBE_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{binary} could not be run: {exc}"
+    if done.returncode == 0:
+        return None
+    said = done.stderr.decode(errors="replace").strip().splitlines()
+    return f"{binary} refused the profile: {said[-1] if said else f'exit status {done.returncode}'}"
