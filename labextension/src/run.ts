@@ -9,6 +9,7 @@ import type * as nbformat from '@jupyterlab/nbformat';
 
 import { type NotebookView, indexOf, notebookModel } from './cells';
 import { type Params, RequestError, optionalBoolean, stringList } from './params';
+import { saveInTurn } from './save';
 
 export interface CellRun {
   id: string;
@@ -60,7 +61,7 @@ async function runOne(view: NotebookView, id: string): Promise<CellRun> {
 
 async function saveCheckpoint(view: NotebookView, afterId: string, results: CellRun[]): Promise<void> {
   try {
-    await view.panel.context.save();
+    await saveInTurn(view.panel.context);
     await view.panel.context.createCheckpoint();
   } catch (error) {
     throw new RequestError(`saving the notebook after cell "${afterId}" failed: ${String(error)}`, { results });

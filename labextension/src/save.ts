@@ -1,14 +1,31 @@
 /**
  * Saving the notebook after the agents changed it. Their cells would otherwise live only in the page until
  * the next autosave, and a reload or a closed tab would lose them while the kernel believes they exist.
- * Saves are gathered: a burst of changes (a plan's cells, an undo) is one save, shortly after the last.
+ *
+ * Saves of one notebook go one after another: JupyterLab compares the file's time on disk with the time of
+ * its last save, so a second save started before the first has finished finds the file "changed on disk"
+ * and asks the person whether to overwrite it. Changes are gathered too: a burst (a plan's cells, an undo)
+ * is one save, shortly after the last change.
  */
+
+import type { DocumentRegistry } from '@jupyterlab/docregistry';
 
 import type { NotebookView } from './cells';
 
 export const SAVE_DELAY_MS = 400;
 
-const timers = new WeakMap<object, ReturnType<typeof setTimeout>>();
+type Context = DocumentRegistry.IContext<DocumentRegistry.IModel>;
+
+const timers = new WeakMap<Context, ReturnType<typeof setTimeout>>();
+const inFlight = new WeakMap<Context, Promise<void>>();
+
+/** Save now, after any save of ours still running; rejects when this save fails. */
+export function saveInTurn(context: Context): Promise<void> {
+  const previous = inFlight.get(context) ?? Promise.resolve();
+  const next = previous.catch(() => undefined).then(() => context.save());
+  inFlight.set(context, next);
+  return next;
+}
 
 export function saveSoon(view: NotebookView): void {
   const context = view.panel.context;
@@ -23,7 +40,7 @@ export function saveSoon(view: NotebookView): void {
       if (context.isDisposed || !context.isReady || context.model.readOnly) {
         return;
       }
-      context.save().catch((error: unknown) => {
+      saveInTurn(context).catch((error: unknown) => {
         console.warn('opencode-nb: could not save the notebook after an agent changed it', error);
       });
     }, SAVE_DELAY_MS)
