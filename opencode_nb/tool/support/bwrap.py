@@ -20,7 +20,9 @@ Every choice below answers a way out that was tried on this machine:
   with their signing keys) are masked by empty tmpfs, since a sandboxed command that reached either could
   run code outside.
 - `--tmpfs /tmp`: commands get a private scratch /tmp, discarded afterwards; the shared
-  `$TMPDIR/opencode_nb` is bound back in.
+  `$TMPDIR/opencode_nb` is bound back in, and so, read-only, are the Python installation running us and the
+  environments on PATH and the import path when they live under /tmp (a checkout built in /tmp, as CI
+  machines do): without them `python` and the project's tools would vanish inside the sandbox.
 - `--dev /dev`: a minimal /dev (null, zero, random, tty, shm, pts), none of the host's disks or terminals.
 - `--die-with-parent`: if the kernel dies, so does the sandbox.
 - No `--new-session`: the caller already starts bwrap in a session of its own with stdin on /dev/null, so
@@ -66,7 +68,7 @@ def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Pat
     resolv = Path(os.path.realpath("/etc/resolv.conf"))
     if network and any(_within(resolv, m) for m in masked) and resolv.exists():
         args += ["--ro-bind", str(resolv), str(resolv)]  # systemd-resolved keeps resolv.conf under /run
-    for path in readable:
+    for path in [*readable, *_programs_under(masked)]:
         if path.exists():
             args += ["--ro-bind", str(path), str(path)]
     for path in writable:
@@ -84,6 +86,26 @@ def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Pat
         args += ["--setenv", "TMPDIR", "/tmp"]  # a TMPDIR elsewhere is read-only in here
     args += ["--chdir", str(cwd), "--"]
     return args
+
+
+def _programs_under(masked: Sequence[Path]) -> list[Path]:
+    """What a mask would hide of this process's Python (its installations and import path, an editable
+    install's source included) and of the environments on PATH."""
+    import sys
+
+    hidden = [Path("/tmp"), *masked]
+    candidates = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    candidates.update(Path(p) for p in sys.path if p and Path(p).is_dir())
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if entry:
+            candidates.add(Path(entry).parent if Path(entry).name == "bin" else Path(entry))
+    found = []
+    for path in sorted(candidates):
+        real = Path(os.path.realpath(path))
+        for shown in {path, real}:
+            if shown not in hidden and any(_within(shown, h) for h in hidden) and shown not in found:
+                found.append(shown)
+    return found
 
 
 def probe(binary: str) -> str | None:
