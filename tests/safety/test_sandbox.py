@@ -9,13 +9,11 @@ file is not there, the loopback server saw no request, the other process is aliv
 from __future__ import annotations
 
 import asyncio
-import http.server
 import os
 import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -28,6 +26,8 @@ from opencode_nb import Workspace
 from opencode_nb.errors import ConfigError
 from opencode_nb.provider import Scripted
 from opencode_nb.tool.support.ossandbox import BWRAP_ENV, Backend, find_backend
+
+from .harness import Loopback
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux-only")
 
@@ -86,33 +86,11 @@ def elsewhere() -> Iterator[Path]:
     folder.rmdir()
 
 
-class Loopback:
-    """An HTTP server on 127.0.0.1 that counts the requests reaching it."""
-
-    def __init__(self) -> None:
-        self.requests: list[str] = []
-        seen = self.requests
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                seen.append(self.path)
-                self.send_response(200)
-                self.end_headers()
-                self.wfile.write(b"reached")
-
-            def log_message(self, *args: Any) -> None:
-                return None
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
 @pytest.fixture
 def loopback() -> Iterator[Loopback]:
     server = Loopback()
     yield server
-    server.server.shutdown()
+    server.close()
 
 
 def alive_with(marker: str) -> list[int]:
@@ -212,7 +190,7 @@ async def test_network_allow_gives_the_command_the_network(bwrap, tmp_path, loop
     try:
         state = await made.bash(f"curl -sS -m 5 {loopback.url}/allowed")
         assert state.metadata["sandbox"] == "bwrap+network" and "reached" in state.output
-        assert loopback.requests == ["/allowed"]
+        assert loopback.requests == ["/hit/allowed"]
         state = await made.bash("echo escaped > /etc/escaped-with-network; echo $?")  # still read-only
         assert "Read-only file system" in state.output and not Path("/etc/escaped-with-network").exists()
     finally:
@@ -233,10 +211,10 @@ async def test_network_ask_asks_once_for_the_whole_command_and_a_refusal_still_r
         command = f"curl -sS -m 5 {loopback.url}/a; curl -sS -m 5 {loopback.url}/b"
         state = await made.bash(command)
         assert [(r.permission, r.patterns) for r in asked] == [("network", [command])]
-        assert loopback.requests == ["/a", "/b"] and state.metadata["sandbox"] == "bwrap+network"
+        assert loopback.requests == ["/hit/a", "/hit/b"] and state.metadata["sandbox"] == "bwrap+network"
 
         state = await made.bash(f"curl -sS -m 5 {loopback.url}/c; touch ran.txt")
-        assert len(asked) == 2 and loopback.requests == ["/a", "/b"]
+        assert len(asked) == 2 and loopback.requests == ["/hit/a", "/hit/b"]
         assert state.status == "completed" and (made.root / "ran.txt").exists()
     finally:
         made.ws.close()
