@@ -29,8 +29,11 @@ def _parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run a whole agent session on a sample project (offline by default)")
     demo.add_argument("--model", help="use a real model, e.g. anthropic/claude-sonnet-4-6 (needs its API key)")
     demo.add_argument("--keep", action="store_true", help="keep the project copy and session store afterwards")
+    demo.add_argument("--ask", action="store_true",
+                      help="answer each permission ask yourself (by default the demo approves them)")
     demo.add_argument("--notebook", nargs="?", const="", metavar="PATH",
-                      help="execute the quickstart notebook (or PATH) headless and write <name>.executed.ipynb")
+                      help="execute the quickstart notebook headless and write quickstart.executed.ipynb in the "
+                           "current directory (or PATH, written beside it)")
     sessions = sub.add_parser("sessions", help="list the sessions of the project directory")
     sessions.add_argument("--limit", type=int, default=20)
     show = sub.add_parser("show", help="print the transcript of a session")
@@ -50,11 +53,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if args.notebook is not None:
                 return run_notebook(Path(args.notebook) if args.notebook else None)
+            if args.ask:
+                from .kernel.terminal import wire
+
+                return run_demo(args.model, keep=args.keep, attach=lambda ws, out: wire(ws, out=out))
             return run_demo(args.model, keep=args.keep)
         except OpencodeNbError as exc:
             print(f"opencode-nb demo: {exc}", file=sys.stderr)
             return 2
     try:
+        import warnings
+
+        from .config import ConfigWarning
+
+        warnings.simplefilter("ignore", ConfigWarning)  # printed below, once each, as plain lines
         with Workspace(Path(args.directory)) as ws:
             for warning in ws.warnings:
                 print(f"warning: {warning}", file=sys.stderr)

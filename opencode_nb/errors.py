@@ -4,7 +4,8 @@ Two readers: a person gets the file, line, key and what to write instead; the mo
 and what to do next. Misuse and run failures are separate families; tool errors become tool results.
 
 OpencodeNbError
-├── ConfigError      a file or mapping we read is wrong: names file, line, key and the fix
+├── ConfigError      a file or mapping we read is wrong: names file, line, key and the fix (every
+│                    problem of one reading at once)
 ├── NotFoundError    an id (session, message, permission or question request) does not exist
 ├── ProviderError    the model API failed; `.retryable` tells the loop whether to try again
 └── ToolError        returned to the model as the tool's result, never a crash
@@ -12,6 +13,9 @@ OpencodeNbError
     ├── PolicyRefusedError  nobody is present to ask and the policy refuses; the model carries on
     ├── CorrectedError   the person said no and why; the model reads the feedback and carries on
     └── RejectedError    the person said no; the loop stops
+
+ConfigWarning (a UserWarning, not an error): a configuration problem that does not stop loading, such as
+an unknown key; the loader also keeps it in `LoadedConfig.warnings` for front ends that show it themselves.
 """
 
 from __future__ import annotations
@@ -19,8 +23,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-
-from . import secrets
 
 
 class OpencodeNbError(Exception):
@@ -49,6 +51,29 @@ class ConfigError(OpencodeNbError):
         if line is not None:
             where = f"{where}:{line}"
         super().__init__(f"{where} {key}: {hint}" if key else f"{where}: {hint}")
+        self.problems: list[ConfigError] = [self]
+        """Every problem found in one reading of the configuration; just this one unless `combine` made it."""
+
+    @classmethod
+    def combine(cls, errors: list[ConfigError]) -> ConfigError:
+        """One error for every problem found, so a person fixes them all in one go rather than one per reload.
+
+        The result is the first error itself when there is only one; otherwise its message lists them all,
+        one per line, and its `path`, `line`, `key` and `hint` are the first problem's.
+        """
+        problems = [p for error in errors for p in error.problems]
+        if len(problems) == 1:
+            return problems[0]
+        first = problems[0]
+        combined = cls(first.path, line=first.line, key=first.key, hint=first.hint)
+        combined.problems = problems
+        combined.args = (f"{len(problems)} problems in the configuration:\n"
+                         + "\n".join(f"  {p}" for p in problems),)
+        return combined
+
+
+class ConfigWarning(UserWarning):
+    """A configuration problem that does not stop loading: an unknown key, an unset variable."""
 
 
 class NotFoundError(OpencodeNbError, KeyError):
@@ -81,6 +106,8 @@ class ProviderError(OpencodeNbError):
         self.kind = kind
         """rate_limit, overloaded, server, connection (retryable); auth, quota, bad_request, content_filter,
         context_overflow or provider (not)."""
+        from . import secrets  # here, not above: the kernel extension imports this module while it loads
+
         # Servers echo what they were sent, a key included; the message reaches views, logs and the store.
         super().__init__(secrets.redact(message))
 

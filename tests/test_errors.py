@@ -36,3 +36,14 @@ def test_not_found_reads_plainly_and_is_still_a_key_error():
     err = NotFoundError("permission request", "per_123")
     assert isinstance(err, KeyError) and isinstance(err, OpencodeNbError)
     assert str(err) == "permission request 'per_123' not found"
+
+
+def test_config_errors_combine_into_one_listing_every_problem():
+    one = ConfigError("a.yaml", line=2, key="model", hint="'x' is not a model id")
+    two = ConfigError("b.yaml", line=5, key="sandbox", hint="'on' is not one of off, auto, required")
+    combined = ConfigError.combine([one, two])
+    assert str(combined) == ("2 problems in the configuration:\n  a.yaml:2 model: 'x' is not a model id\n"
+                             "  b.yaml:5 sandbox: 'on' is not one of off, auto, required")
+    assert combined.problems == [one, two] and (combined.path, combined.line) == ("a.yaml", 2)
+    assert ConfigError.combine([one]) is one
+    assert ConfigError.combine([combined, ConfigError(hint="three")]).problems[-1].hint == "three"

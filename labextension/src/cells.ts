@@ -15,6 +15,7 @@ import {
   cellType,
   isObject,
   metadata,
+  optionalBoolean,
   optionalCount,
   source,
   stringList
@@ -224,8 +225,14 @@ export function replaceCell(view: NotebookView, params: Params): Record<string, 
   const meta = params.metadata === undefined ? previous.metadata : metadata(params.metadata, 'metadata');
   const outputs = params.outputs === undefined ? undefined : outputList(params.outputs);
   const count = params.execution_count === undefined ? undefined : executionCount(params.execution_count);
+  // The kernel's own outputs for a cell it ran (a page reloaded mid-run gets them this way) are as
+  // trustworthy as those its execution sends; outputs merely put back (an undo) keep the cell's trust.
+  const trusted = optionalBoolean(params, 'trusted', false);
   if (type !== 'code' && (outputs !== undefined || (count !== undefined && count !== null))) {
     throw new RequestError(`only code cells have outputs and an execution_count; cell "${cell.id}" is ${type}`);
+  }
+  if (trusted && outputs === undefined) {
+    throw new RequestError('trusted applies to the outputs given: send outputs with it');
   }
 
   if (type !== previous.cell_type) {
@@ -239,6 +246,9 @@ export function replaceCell(view: NotebookView, params: Params): Record<string, 
       model.sharedModel.deleteCell(index);
       model.sharedModel.insertCell(index, replacement as unknown as nbformat.ICell);
     });
+    if (trusted) {
+      model.cells.get(index).trusted = true;
+    }
   } else {
     const shared = cell.sharedModel;
     shared.transact(() => {
@@ -258,6 +268,9 @@ export function replaceCell(view: NotebookView, params: Params): Record<string, 
         }
       }
     });
+    if (trusted) {
+      cell.trusted = true;
+    }
   }
   return { previous };
 }

@@ -33,6 +33,8 @@ class Layer:
     """Key paths whose text is taken as written, without `{env:...}`/`{file:...}` substitution."""
     notes: list[str] = field(default_factory=list)
     """Problems found while reading that do not stop loading (duplicate keys)."""
+    env_refs: dict[KeyPath, list[str]] = field(default_factory=dict)
+    """The environment variables each key path's `{env:...}` read (filled by `substitute`)."""
 
     def at(self, path: KeyPath) -> str:
         return place(self.source, self.lines.get(path))

@@ -24,19 +24,20 @@ alias bombs (yaml_lines.py), so a hostile or broken file is a `ConfigError`, nev
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ConfigWarning
 from .layer import KeyPath, Layer, Origins, place
 from .merge import merge, plain, substitute
 from .parse import read_config_file, read_definition
 from .paths import discover, expand_home, global_config_dir, project_root, resolve_instructions
 from .schema import AgentConfig, CommandConfig, Config
-from .validate import check_actions, drop_unknown, validate
+from .validate import action_problems, drop_unknown, validation_problems
 from .yaml_lines import MAX_CONFIG_BYTES
 
 CONFIG_ENV = "OPENCODE_NB_CONFIG"
@@ -45,10 +46,9 @@ OVERRIDES_SOURCE = "<workspace config>"
 DEFAULTS_SOURCE = "<defaults>"
 DEFAULTS: dict[str, Any] = {}
 """Built-in configuration; agents and providers carry their own defaults where they are defined."""
-
-
-class ConfigWarning(UserWarning):
-    """A configuration problem that does not stop loading: an unknown key, an unset variable."""
+Stamp = tuple[tuple[str, int, int], ...]
+"""(path, modification time in ns, size) of each configuration file; -1s for one that vanished."""
+_PACKAGE_DIR = str(Path(__file__).resolve().parent.parent) + os.sep
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,23 @@ class LoadedConfig:
     """`instructions` entries resolved to existing files (relative entries against the file naming them)."""
     origins: Origins = field(default_factory=dict)
     """Where each key path was last written: (source, line)."""
+    env_refs: dict[KeyPath, list[str]] = field(default_factory=dict)
+    """The environment variables a key path's value was read from through `{env:...}`."""
+    extra: Path | None = None
+    """The file `$OPENCODE_NB_CONFIG` named, if any."""
+    stamp: Stamp = ()
+    """The files as they were when read (`stamp_files`): `changed()` compares them with the disk."""
+
+    def changed(self) -> bool:
+        """Whether a configuration file was edited, added or removed since this configuration was read.
+
+        A handful of `stat` calls: cheap enough to ask before every prompt.
+        """
+        return self.on_disk() != self.stamp
+
+    def on_disk(self) -> Stamp:
+        """The configuration files as they are now (`stamp_files`)."""
+        return stamp_files(self.directory, self.root, self.global_dir, self.extra)
 
     def where(self, *path: str) -> tuple[str | None, int | None]:
         """Source and line of a key path, or of its nearest written ancestor."""
@@ -104,44 +121,83 @@ def load_config(
         raise ConfigError(directory, hint="is not a directory; give the project or notebook directory")
     root = project_root(directory)
     global_dir = global_config_dir(env)
-    layers = [Layer(data=plain(DEFAULTS), source=DEFAULTS_SOURCE), *_file_layers(directory, root, global_dir, env)]
+    extra = _extra_file(env)
+    stamp = stamp_files(directory, root, global_dir, extra)  # before reading: an edit meanwhile shows as a change
+    problems: list[ConfigError] = []
+    layers = [Layer(data=plain(DEFAULTS), source=DEFAULTS_SOURCE),
+              *_file_layers(directory, root, global_dir, extra, problems)]
     if overrides:
         layers.append(Layer(data=plain(overrides), source=OVERRIDES_SOURCE, base_dir=directory))
 
     notes: list[str] = []
     merged: dict[str, Any] = {}
     origins: Origins = {}
-    try:
-        for layer in layers:
-            notes += layer.notes
-            notes += drop_unknown(layer)
-            substitute(layer, env, notes)
-            merge(merged, layer, origins)
-    finally:
-        _warn(notes)
-    check_actions(merged, origins)
-    config = validate(merged, origins)
+    for layer in layers:
+        notes += layer.notes
+        notes += drop_unknown(layer)
+        substitute(layer, env, notes, problems)
+        merge(merged, layer, origins)
+    _warn(notes)
+    # A variable counts where the layer that read it still has the last word on that key.
+    env_refs = {path: names for layer in layers for path, names in layer.env_refs.items()
+                if origins.get(path, (None, None))[0] == layer.source}
+    bad_actions = action_problems(merged, origins)
+    config, invalid = validation_problems(merged, origins, skip_permissions=bool(bad_actions))
+    order = {layer.source: i for i, layer in enumerate(layers)}  # the order the files were read in
+    problems += sorted(bad_actions + invalid, key=lambda p: (order.get(p.path or "", len(order)), p.line or 0))
+    if problems or config is None:
+        raise ConfigError.combine(problems)
     base_dirs = {layer.source: layer.base_dir for layer in layers if layer.base_dir is not None}
     instruction_files, missing = _instruction_files(config, origins, base_dirs, root, env)
     _warn(missing)
     return LoadedConfig(
         config=config, root=root, directory=directory, global_dir=global_dir, agents=config.agent,
         commands=config.command, sources=[layer.path for layer in layers if layer.path is not None],
-        warnings=notes + missing, instruction_files=instruction_files, origins=origins,
+        warnings=notes + missing, instruction_files=instruction_files, origins=origins, env_refs=env_refs,
+        extra=extra, stamp=stamp,
     )
 
 
-def _file_layers(directory: Path, root: Path, global_dir: Path, env: Mapping[str, str]) -> list[Layer]:
-    layers = [read_config_file(_small(found.path)) if found.kind == "config" else
-              read_definition(_small(found.path), found.kind, found.name)
-              for found in discover(directory, root, global_dir)]
+def stamp_files(directory: Path, root: Path, global_dir: Path, extra: Path | None) -> Stamp:
+    """What the configuration files of `directory` look like on disk now: every file that would be read, with
+    its modification time and size. A file added, removed or edited changes the stamp."""
+    paths = [found.path for found in discover(directory, root, global_dir)]
+    if extra is not None:
+        paths.append(extra)
+    stamp: list[tuple[str, int, int]] = []
+    for path in paths:
+        try:
+            info = path.stat()
+            stamp.append((str(path), info.st_mtime_ns, info.st_size))
+        except OSError:
+            stamp.append((str(path), -1, -1))
+    return tuple(stamp)
+
+
+def _extra_file(env: Mapping[str, str]) -> Path | None:
     extra = env.get(CONFIG_ENV)
-    if extra:
-        path = Path(expand_home(extra, env)).absolute()
-        if not path.is_file():
-            raise ConfigError(path, hint=f"is named by ${CONFIG_ENV} but is not a file; fix the path or unset "
-                                         "the variable")
-        layers.append(read_config_file(_small(path)))
+    return Path(expand_home(extra, env)).absolute() if extra else None
+
+
+def _file_layers(directory: Path, root: Path, global_dir: Path, extra: Path | None,
+                 problems: list[ConfigError]) -> list[Layer]:
+    """A layer per file that reads; the others' errors go to `problems`, so they are all reported at once."""
+    layers: list[Layer] = []
+    for found in discover(directory, root, global_dir):
+        try:
+            layers.append(read_config_file(_small(found.path)) if found.kind == "config" else
+                          read_definition(_small(found.path), found.kind, found.name))
+        except ConfigError as exc:
+            problems.append(exc)
+    if extra is not None:
+        if not extra.is_file():
+            problems.append(ConfigError(extra, hint=f"is named by ${CONFIG_ENV} but is not a file; fix the path or "
+                                                    "unset the variable"))
+        else:
+            try:
+                layers.append(read_config_file(_small(extra)))
+            except ConfigError as exc:
+                problems.append(exc)
     return layers
 
 
@@ -175,5 +231,9 @@ def _instruction_files(
 
 
 def _warn(notes: list[str]) -> None:
+    """Warn at the caller's line: the first frame outside this package (a script's `Workspace(...)`), not ours."""
+    level, frame = 2, sys._getframe(1)  # 2: the function that called us
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        level, frame = level + 1, frame.f_back  # type: ignore[assignment]
     for note in notes:
-        warnings.warn(note, ConfigWarning, stacklevel=3)
+        warnings.warn(note, ConfigWarning, stacklevel=level)

@@ -26,31 +26,42 @@ from .paths import expand_home
 _SUBSTITUTION = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}|\{file:([^}\n]+)\}")
 
 
-def substitute(layer: Layer, env: Mapping[str, str], notes: list[str]) -> None:
+def substitute(layer: Layer, env: Mapping[str, str], notes: list[str],
+               problems: list[ConfigError] | None = None) -> None:
     """Fill `{env:NAME}` and `{file:path}` in every string value of the layer, in place.
 
     Replaced text is not scanned again, so a variable holding `{file:...}` stays literal. An unset
-    variable becomes empty (with a note); a file that cannot be read is an error.
+    variable becomes empty (with a note); a file that cannot be read is an error: raised at once, or,
+    given `problems`, added there (and substituted as empty) so every problem is reported together.
+    The variables each key path read are kept in `layer.env_refs`, to say where a value came from.
     """
-    layer.data = _substitute(layer, layer.data, (), env, notes)
+    layer.data = _substitute(layer, layer.data, (), env, notes, problems)
 
 
-def _substitute(layer: Layer, node: Any, path: KeyPath, env: Mapping[str, str], notes: list[str]) -> Any:
+def _substitute(layer: Layer, node: Any, path: KeyPath, env: Mapping[str, str], notes: list[str],
+                problems: list[ConfigError] | None) -> Any:
     if isinstance(node, dict):
-        return {k: _substitute(layer, v, (*path, k), env, notes) for k, v in node.items()}
+        return {k: _substitute(layer, v, (*path, k), env, notes, problems) for k, v in node.items()}
     if isinstance(node, list):
-        return [_substitute(layer, v, (*path, str(i)), env, notes) for i, v in enumerate(node)]
+        return [_substitute(layer, v, (*path, str(i)), env, notes, problems) for i, v in enumerate(node)]
     if not isinstance(node, str) or "{" not in node or path in layer.verbatim:
         return node
 
     def replace(match: re.Match[str]) -> str:
         name, file = match.groups()
         if name is not None:
+            layer.env_refs.setdefault(path, []).append(name)
             if name not in env:
                 notes.append(f"{layer.at(path)} {dotted(path)}: environment variable {name} is not set "
                              "(substituted as empty)")
             return env.get(name, "")
-        return _file_text(layer, path, file, env)
+        try:
+            return _file_text(layer, path, file, env)
+        except ConfigError as exc:
+            if problems is None:
+                raise
+            problems.append(exc)
+            return ""
 
     return _SUBSTITUTION.sub(replace, node)
 

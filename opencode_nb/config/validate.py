@@ -2,8 +2,9 @@
 
 Unknown keys are dropped per source, before merging, so each file gets its own warning with its own
 line and a guess at the key meant. Permission values are checked by hand, because a union error from
-pydantic would not say which pattern is wrong. Everything else is pydantic's job; its first error is
-turned into `file:line key.path: what is wrong and what to write`, naming the file the value came from.
+pydantic would not say which pattern is wrong. Everything else is pydantic's job; each of its errors
+becomes `file:line key.path: what is wrong and what to write`, naming the file the value came from, and all
+of them are reported together.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
 from .layer import KeyPath, Layer, Origins, dotted
+from .merge import is_permission
 from .schema import ACTIONS, Config
 
 MODEL_HINT = "use provider/model, e.g. anthropic/claude-sonnet-4-5"
@@ -89,13 +91,21 @@ def check_actions(merged: dict[str, Any], origins: Origins) -> None:
     """Every action in `permission` and `agent.<name>.permission` is allow, ask or deny.
 
     Raises:
-        ConfigError: names the file and line of the bad action, its full key path and the allowed values.
+        ConfigError: names the file and line of each bad action, its full key path and the allowed values.
     """
+    problems = action_problems(merged, origins)
+    if problems:
+        raise ConfigError.combine(problems)
+
+
+def action_problems(merged: dict[str, Any], origins: Origins) -> list[ConfigError]:
+    """One error per action in the permission sections that is not allow, ask or deny."""
     sections: list[KeyPath] = [("permission",)] if merged.get("permission") is not None else []
     agents = merged.get("agent")
     if isinstance(agents, dict):
         sections += [("agent", name, "permission") for name, entry in agents.items()
                      if isinstance(entry, dict) and entry.get("permission") is not None]
+    problems: list[ConfigError | None] = []
     for section in sections:
         value: Any = merged
         for key in section:
@@ -104,17 +114,18 @@ def check_actions(merged: dict[str, Any], origins: Origins) -> None:
             for permission, entry in value.items():
                 here = (*section, permission)
                 if isinstance(entry, dict):
-                    for pattern, action in entry.items():
-                        _check_action(action, (*here, pattern), origins, nested=True)
+                    problems += [_check_action(action, (*here, pattern), origins, nested=True)
+                                 for pattern, action in entry.items()]
                 else:
-                    _check_action(entry, here, origins, nested=False)
+                    problems.append(_check_action(entry, here, origins, nested=False))
         else:
-            _check_action(value, section, origins, nested=False)
+            problems.append(_check_action(value, section, origins, nested=False))
+    return [p for p in problems if p is not None]
 
 
-def _check_action(value: Any, path: KeyPath, origins: Origins, *, nested: bool) -> None:
+def _check_action(value: Any, path: KeyPath, origins: Origins, *, nested: bool) -> ConfigError | None:
     if isinstance(value, str) and value in ACTIONS:
-        return
+        return None
     allowed = ", ".join(ACTIONS)
     if value is None:
         hint = f"is empty: write one of {allowed}"
@@ -127,27 +138,48 @@ def _check_action(value: Any, path: KeyPath, origins: Origins, *, nested: bool) 
         hint = f'expected one of {allowed} or a mapping of patterns to actions (e.g. {{"git *": allow}}), ' \
                f"got a {_kind(value)}"
     source, line = _origin(origins, path)
-    raise ConfigError(source, line=line, key=dotted(path), hint=hint)
+    return ConfigError(source, line=line, key=dotted(path), hint=hint)
 
 
 def validate(merged: dict[str, Any], origins: Origins) -> Config:
     """The merged data as a `Config`.
 
     Raises:
-        ConfigError: for the first invalid value, naming the file and line it came from.
+        ConfigError: for every invalid value, each naming the file and line it came from.
+    """
+    config, problems = validation_problems(merged, origins)
+    if config is None:
+        raise ConfigError.combine(problems)
+    return config
+
+
+def validation_problems(merged: dict[str, Any], origins: Origins, *,
+                        skip_permissions: bool = False) -> tuple[Config | None, list[ConfigError]]:
+    """The merged data as a `Config`, or None and one error per invalid value.
+
+    Args:
+        skip_permissions: leave out errors inside permission sections (`action_problems` reported them).
     """
     try:
-        return Config.model_validate(merged)
+        return Config.model_validate(merged), []
     except ValidationError as exc:
         errors = exc.errors()
-    first = errors[0]
-    path = _data_path(merged, first["loc"])
-    if first["type"] == "missing":
-        path = (*path, str(first["loc"][-1]))
-    # A union reports one error per member at the same place: say what each member would accept.
-    alternatives = [e for e in errors if _data_path(merged, e["loc"]) == path and e["type"] != "missing"]
-    source, line = _origin(origins, path)
-    raise ConfigError(source, line=line, key=dotted(path), hint=_describe(first, alternatives, path))
+    by_path: dict[KeyPath, list[Any]] = {}
+    for error in errors:
+        path = _data_path(merged, error["loc"])
+        if error["type"] == "missing":
+            path = (*path, str(error["loc"][-1]))
+        by_path.setdefault(path, []).append(error)
+    problems: list[ConfigError] = []
+    for path, group in by_path.items():
+        if skip_permissions and is_permission(path):
+            continue
+        # A union reports one error per member at the same place: say what each member would accept.
+        first = group[0]
+        alternatives = [e for e in group if e["type"] != "missing"]
+        source, line = _origin(origins, path)
+        problems.append(ConfigError(source, line=line, key=dotted(path), hint=_describe(first, alternatives, path)))
+    return None, problems
 
 
 def _data_path(data: Any, loc: tuple[Any, ...]) -> KeyPath:

@@ -59,6 +59,7 @@ def load_ipython_extension(shell: Any) -> None:
     if not terminal:
         agent.frontend.open()
     _state.update(agent=agent, magics=magics, settings=settings, shell=shell, terminal=terminal)
+    _quiet_config_warnings()
     _ensure_loop_helpers()
     agent.start_workspace()
 
@@ -93,10 +94,26 @@ def _ensure_loop_helpers() -> None:
         _install_interrupt(_state["shell"], _state["agent"])
 
 
+def _quiet_config_warnings() -> None:
+    """The magics show configuration warnings themselves, once, as plain lines (reconfig.py); Python's display
+    of the same warnings would add a line of our source under each, in whatever cell happens to run."""
+    import warnings
+
+    from ..errors import ConfigWarning
+
+    warnings.filterwarnings("ignore", category=ConfigWarning)
+    _state["warning_filter"] = warnings.filters[0]
+
+
 def unload_ipython_extension(shell: Any) -> None:
+    import warnings
+
     agent: NotebookAgent | None = _state.get("agent")
     if agent is None:
         return
+    if _state.get("warning_filter") in warnings.filters:
+        warnings.filters.remove(_state["warning_filter"])
+        warnings._filters_mutated()  # type: ignore[attr-defined]
     agent.stop()
     agent.frontend.close()
     agent.activity.unregister()

@@ -2,8 +2,13 @@
 
 Either side may open the comm: the kernel opens one when the extension loads, and registers the target so
 a page opened or reloaded later can open its own. Whichever comm sent the latest hello is the live one,
-and requests go there. A request carries a fresh id and waits, with a timeout, for the one reply whose
-`reply_to` names it; events (`cell_done`) name the request they belong to.
+and requests go there. A hello on a comm other than the live one means a page connected anew (a reload,
+the notebook reopened): the page that showed the cells running now is gone, and whoever keeps a cell up
+to date (a run in flight) must hand its outputs to the new page itself, since the kernel's messages to
+the old cell's request reach nobody (`pages`, `on_page`).
+
+A request carries a fresh id and waits, with a timeout, for the one reply whose `reply_to` names it;
+events (`cell_done`) name the request they belong to.
 
 Comm callbacks may run on a thread other than the kernel loop's (JupyterLab sends comm messages over
 kernel subshells, which ipykernel 7.0–7.3 handle on their own threads), and while an `%%agent` cell
@@ -70,8 +75,11 @@ class Frontend:
         self._own: Any = None
         self._pending: dict[str, _Pending] = {}
         self._listeners: list[tuple[Event, asyncio.AbstractEventLoop | None]] = []
+        self._page_listeners: list[Callable[[], None]] = []
         self._lock = threading.Lock()
         self._registered = False
+        self.pages = 0
+        """How many times a page connected: each hello on a comm that was not the live one counts."""
 
     # ------------------------------------------------------------------------------------------ state
 
@@ -156,10 +164,19 @@ class Frontend:
 
     def _greeted(self, comm: Any, hello: dict[str, Any]) -> None:
         with self._lock:
+            fresh = comm is not self._live  # the extension sends its hello twice on each comm it opens
             self._live = comm
             self.hello = dict(hello)
+            if fresh:
+                self.pages += 1
+            listeners = list(self._page_listeners) if fresh else []
         if self.on_hello is not None:
             self.on_hello(dict(hello))
+        for listener in listeners:
+            try:
+                listener()
+            except Exception:
+                log.exception("an opencode_nb page listener failed")
 
     def _replied(self, data: dict[str, Any]) -> None:
         with self._lock:
@@ -220,6 +237,11 @@ class Frontend:
                     self._listeners.remove(entry)
 
         return unsubscribe
+
+    def on_page(self, callback: Callable[[], None]) -> None:
+        """Be told (on the comm's thread) each time a page connects anew, after `pages` has counted it."""
+        with self._lock:
+            self._page_listeners.append(callback)
 
     # ------------------------------------------------------------------------------------------ requesting
 

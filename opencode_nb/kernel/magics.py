@@ -36,10 +36,12 @@ file, {var} inserts a notebook variable ({{ and }} for literal braces).
 %agent show [ID]         the transcript of a session (default: the current one)
 %agent new               start a new session from the next prompt
 %agent agents            the agents, their modes and models
-%agent models            the models known here
+%agent models            the models known here, the one in use (and what chose it), the default, and what
+                         each provider still needs
 %agent permissions       the rules in force and the "always" approvals of this session
 %agent stop              stop every running agent of this notebook
-%agent config            the resolved configuration (secrets masked)
+%agent config            the configuration in force, defaults included, secrets masked, and where each
+                         value came from (default, file:line, $VARIABLE, %config)
 %agent undo [RUN]        take back the latest turn: the cells it inserted, edited or deleted and the names its
                          live python bound (cells you changed since are left alone); RUN: one python run
 %agent plan [list]       this project's plans (.opencode/plans/) and how far each has got
@@ -47,8 +49,20 @@ file, {var} inserts a notebook variable ({{ and }} for literal braces).
                          run the plan's unticked steps (or steps N onwards) one by one, stopping at the first
                          failure; default: this notebook's latest plan
 %agent plan cells [ID]   save the plan as cells under this cell (default: the current session's plan)
-%agent reload            read the configuration files again (after editing opencode.yaml or an agent file)
+%agent reload            read the configuration files again now (each %agent cell does it anyway when
+                         opencode.yaml or an agent file changed; a file with problems keeps the previous one)
 %agent help              this text
+
+Models: anthropic/... needs ANTHROPIC_API_KEY, openai/... needs OPENAI_API_KEY, scripted/demo runs offline.
+A local OpenAI-compatible server (Ollama, llama.cpp, vLLM) needs no key: three lines in opencode.yaml
+(the part after local/ is the server's model name; llama.cpp and vLLM listen on their own port):
+
+    model: local/llama3.2
+    provider:
+      local: {type: openai-compatible, base_url: "http://localhost:11434/v1"}
+
+Optional programs: ripgrep (rg) makes the grep tool fast and .gitignore-aware (without it a slower search in
+Python is used); chromium is needed only to run the project's own browser tests.
 
 Settings: %config Agent.model = "anthropic/claude-sonnet-4-6", Agent.agent, Agent.directory, Agent.mode
 (auto|attached|detached), Agent.permission (deny|allow|allow-readonly: how asks are answered when nobody
@@ -62,6 +76,9 @@ SUBCOMMANDS: dict[str, tuple[int, int]] = {
 """Subcommand → (min, max) arguments. A line that does not fit is a prompt: `%agent stop the server`;
 a bare `%agent` is `help`."""
 
+
+QUIET_SUBCOMMANDS = frozenset({"help", "stop", "reload"})
+"""Subcommands that need no configuration (help and stop work even when it is broken) or read it themselves."""
 
 PLAN_COMMAND = "%agent plan"
 """`line()` returns this as the options of a `plan run`/`plan cells` line: `prompt()` awaits it like a prompt."""
@@ -185,8 +202,12 @@ def usage_errors() -> Iterator[None]:
 class AgentMagics(Magics):
     def __init__(self, shell: Any, agent: NotebookAgent, display: Callable[[dict[str, str]], None]) -> None:
         super().__init__(shell)
+        from .reconfig import ConfigWatch
+
         self.agent = agent
         self.display = display
+        self.watch = ConfigWatch(agent)
+        """Reads the configuration again when its files change, and says what it found."""
 
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
@@ -199,6 +220,7 @@ class AgentMagics(Magics):
             if prompt[0] == PLAN_COMMAND or "--plan" in prompt[0]:
                 raise UsageError("%agent: plan steps run only from a cell of their own (%%agent --plan ID --step "
                                  "N, or %agent plan run on a line at the top of a cell), not from inside a block")
+            self.notices()
             request = self.request(*prompt)
         coroutine = self.agent.prompt(**{**request, "background": True})
         try:
@@ -222,21 +244,41 @@ class AgentMagics(Magics):
         (options, prompt), or (PLAN_COMMAND, args) for the plan subcommands that run steps or change cells."""
         command, args = split_line(line)
         if command == "plan" and args and args[0] in ("run", "cells"):
+            self.notices()
             return PLAN_COMMAND, " ".join(args)
         if command is not None:
+            if command not in QUIET_SUBCOMMANDS:
+                self.notices()
             self.display(self.subcommand(command, args))
             return None
         return split_prompt_line(line)
 
+    def notices(self) -> None:
+        """Show what the person should know before the cell's own output: the configuration files changed
+        (read again, or kept because they have problems), and its warnings, once."""
+        from . import listing
+
+        notes = self.watch.refresh()
+        if notes:
+            self.display(listing.text("\n".join(notes)))
+
     def request(self, options: str, prompt: str) -> dict[str, Any]:
         """The arguments of `NotebookAgent.prompt` for a cell's options and prompt, checked before anything runs."""
+        from ..command import parse_slash
+        from . import preflight
         from .interpolate import interpolate
 
         parsed = parse_options(options)
         if not prompt.strip():
             raise UsageError("%%agent: the prompt is empty; write it on the lines below %%agent "
                              "(or after %agent on one line). %agent help lists the subcommands.")
-        return {"text": interpolate(prompt, self.shell.user_ns), "agent": parsed.agent, "model": parsed.model,
+        text = interpolate(prompt, self.shell.user_ns)
+        if parse_slash(text) is None:  # a command names its own agent and model, and /help needs none
+            settings = self.agent.settings
+            preflight.check(self.agent.workspace(), agent=parsed.agent or settings.agent, model=parsed.model,
+                            setting=settings.model,
+                            session_id=None if parsed.new else parsed.session or self.agent.session_id)
+        return {"text": text, "agent": parsed.agent, "model": parsed.model,
                 "session": parsed.session, "new": parsed.new, "background": parsed.bg}
 
     async def prompt(self, options: str, prompt: str) -> None:
@@ -254,11 +296,31 @@ class AgentMagics(Magics):
                 self.display(shown)
             return
         parsed_options = parse_options(options)
+        await self.agent.aworkspace()  # built on a worker thread: wait for it without blocking the kernel
+        self.notices()
         if parsed_options.plan is not None:
             await plans.run_step(self.agent, parsed_options.plan, parsed_options.step, prompt,
                                  model=parsed_options.model)
             return
-        await self.agent.prompt(**self.request(options, prompt))
+        request = self.request(options, prompt)
+        try:
+            await self.agent.prompt(**request)
+        except BaseException:
+            self.forget_if_empty()
+            raise
+
+    def forget_if_empty(self) -> None:
+        """After a failed or stopped prompt, or on leaving a session: if the notebook's session was never
+        written to, it is deleted rather than listed forever as an empty "New session"; the next prompt
+        starts a fresh one."""
+        session_id = self.agent.session_id
+        if session_id is None:
+            return
+        try:
+            if self.agent.workspace().sessions.discard_if_empty(session_id):
+                self.agent.session_id = None
+        except Exception:  # the failure being raised says more than this cleanup could
+            pass
 
     def subcommand(self, command: str, args: list[str]) -> dict[str, str]:
         from . import listing
@@ -271,19 +333,18 @@ class AgentMagics(Magics):
             return listing.text(f"Stopped {count} running agent{'s' * (count != 1)}." if count else
                                 "No agent is running in this notebook.")
         if command == "reload":
-            current = agent.session_id
-            agent.reset_workspace()
-            ws = agent.workspace()
-            agent.session_id = current
+            ws = self.watch.reload()
             return listing.text(f"Configuration read again from {ws.directory}"
-                                + "".join(f"\n  {s}" for s in ws.loaded.sources) + "".join(
-                                    f"\nwarning: {w}" for w in ws.warnings))
+                                + "".join(f"\n  {s}" for s in ws.loaded.sources)
+                                + "".join(f"\n{w}" for w in self.watch.warnings(ws)))
         ws = agent.workspace()
         if command == "sessions":
             return listing.sessions(ws, notebook=agent.notebook_path, current=agent.session_id,
                                     everything=args == ["--all"])
         if command == "resume":
             session = ws.sessions.get(args[0])
+            if session.id != agent.session_id:
+                self.forget_if_empty()
             agent.session_id = session.id
             return listing.text(f"The next prompt continues “{session.title}” ({session.id}).")
         if command == "show":
@@ -294,12 +355,18 @@ class AgentMagics(Magics):
                 return listing.text("No session yet in this notebook; %agent sessions lists the project's.")
             return transcript_bundle(ws, ws.sessions.get(session_id).id, prompts=True)
         if command == "new":
+            self.forget_if_empty()  # `%agent new` twice: the first one was never used
             session_id = agent.new_session(ws)
             return listing.text(f"Started a new session ({session_id}); the next prompt goes to it.")
         if command == "agents":
             return listing.agents(ws)
         if command == "models":
-            return listing.models(ws, agent.settings.model)
+            from .preflight import agent_for, default_model, model_in_use
+
+            session_id = agent.session_id
+            in_use = model_in_use(ws, option=None, setting=agent.settings.model,
+                                  agent=agent_for(ws, agent.settings.agent, session_id))
+            return listing.models(ws, in_use, default_model(ws))
         if command == "permissions":
             name = agent.settings.agent or ws.agents.default.name
             if agent.session_id:
@@ -307,7 +374,12 @@ class AgentMagics(Magics):
             return listing.permissions(ws, name, agent.session_id, mode=agent.presence.mode,
                                        policy=agent.settings.permission, reason=agent.presence.reason)
         if command == "config":
-            return listing.config(ws)
+            from .settings import explain_settings
+
+            notices = [] if not self.watch.stale(ws) else [
+                "the files changed since and cannot be used: this is the configuration read before "
+                "(%agent reload says what is wrong)"]
+            return listing.config(ws, explain_settings(agent.settings), notices)
         if command == "plan":
             from . import plans
 

@@ -74,7 +74,7 @@ async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *
 
     Raises:
         UsageError: the plan or step is unknown, or the step did not finish (the message says where to resume).
-        KeyboardInterrupt: the cell was interrupted; the step is recorded as stopped.
+        AgentStopped: the step was stopped (■, Stop, `%agent stop`); it is recorded as stopped.
     """
     from IPython.display import display
 
@@ -116,9 +116,11 @@ async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *
     except UsageError as exc:
         reason = str(exc) or "the run failed"
     except KeyboardInterrupt:
-        _finish(ws, plan, number, "stopped", started, "", "the cell was interrupted")
-        raise KeyboardInterrupt(f"Step {number} was stopped and is not ticked. Run this cell again, or resume "
-                                f"with {resume_hint(plan_id, number)}") from None
+        from .stopped import AgentStopped
+
+        _finish(ws, plan, number, "stopped", started, "", "it was stopped")
+        raise AgentStopped(f"■ Step {number} was stopped and is not ticked. Run this cell again, or resume "
+                           f"with {resume_hint(plan_id, number)}") from None
     messages = ws.sessions.messages(plan.session.id)
     if not reason:
         status, reason = judge(messages, floor)

@@ -6,10 +6,17 @@ flight. Prompts to one session run one after another: a second prompt to a busy 
 and its view says so. Each run happens in a task of its own on the kernel's loop:
 
 - attached: the cell awaits the task, so it stays busy until the agent is done; an interrupt (■) cancels
-  the cell, and we then stop the agent and wait for it to wind down before the cell ends;
-- detached (`--bg`): the cell returns at once and the view keeps updating.
+  the cell, and we then stop the agent and wait for it to wind down before the cell ends. A run that was
+  stopped (■, its Stop button, `%agent stop`) fails its cell with one short line (`AgentStopped`), so Run
+  All and nbclient stop there as they do after an interrupt;
+- detached (`--bg`): the cell returns at once and the view keeps updating; there is no cell to fail.
 
-When a run ends its live view is replaced, in place, by the static transcript.
+When a run ends its live view is replaced, in place, by the static transcript. Those updates travel as
+messages about the cell's execute request, which only the page that sent it routes to the cell: after a
+reload (or the notebook closed and reopened) nobody would show them. So when a page connects anew while
+runs are in flight, each run's cell is handed its live view again through the extension, and the run's
+final transcript (and how the cell failed) follows the same way, where the extension saves it. Without
+the extension the transcript is still in the session: `%agent show` prints it.
 
 Each run is a turn of the journal: the run's task sets `journal.TURN`, so whatever its tools (and its
 subagents' tools) do to cells and bindings is recorded there, and `%agent undo` takes the turn back.
@@ -33,10 +40,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .activity import CellActivity
-from .frontend import Frontend
+from .frontend import Frontend, FrontendError
 from .journal import TURN, Journal
 from .presence import Presence
 from .settings import Agent
+from .stopped import AgentStopped
 
 if TYPE_CHECKING:
     from ..session.models import AssistantMessage, Part
@@ -48,8 +56,6 @@ log = logging.getLogger(__name__)
 
 STOP_GRACE_S = 5.0
 """How long an interrupted cell waits for the agent to wind down (tools are cancelled, text saved)."""
-BUILTIN_DEMO_PROVIDER = "demo"
-"""`demo/…` models answer with the built-in scripted demo, so notebooks run offline."""
 
 
 @dataclass
@@ -63,6 +69,17 @@ class Run:
     """The id of the cell the prompt came from, when the front end sent it (JupyterLab does)."""
     cell_source: str | None = None
     """That cell's text as the kernel received it (how a cell is found in a file when no id came)."""
+    attached: bool = True
+    """The cell awaits the run, and fails when the run does."""
+    execution_count: int | None = None
+    """The count of the cell the prompt came from."""
+    page: int = 0
+    """`Frontend.pages` when the prompt started: a page that connected later never saw the cell run."""
+    loop: asyncio.AbstractEventLoop | None = None
+    live_output: dict[str, Any] | None = None
+    """The live view as a cell output (nbformat), to hand to a page that connected after the run started."""
+    status: str = "starting"
+    """How the run ended: done, error or stopped."""
 
 
 class NotebookAgent:
@@ -91,6 +108,7 @@ class NotebookAgent:
         self._unwire: Callable[[], None] | None = None
         """Undoes the terminal's printing and asking (terminal IPython only)."""
         settings.observe(lambda change: self.reset_workspace(), "directory")
+        self.frontend.on_page(self._page_connected)
 
     # ------------------------------------------------------------------------------------------ workspace
 
@@ -138,11 +156,6 @@ class NotebookAgent:
         from .cells import NotebookCells
 
         ws = Workspace(directory)
-        if BUILTIN_DEMO_PROVIDER not in ws.config.provider:
-            from ..demo.script import DemoModel
-            from ..provider.scripted import Scripted
-
-            ws.providers.register(BUILTIN_DEMO_PROVIDER, Scripted(respond=DemoModel()))
         ws.permissions.policy = self.presence.permission
         ws.questions.policy = self.presence.question
         bridge = IPythonBridge(self.shell, lambda: self.notebook_path, journal=self.journal)
@@ -239,7 +252,10 @@ class NotebookAgent:
                      parts: Sequence[Part] = ()) -> Any:
         ws = await self.aworkspace()
         session_id = self.choose_session(ws, session=session, new=new)
-        run = Run(session_id, cell_id=_calling_cell_id(self.shell) or None)
+        # Headless runners shut the kernel down after the last cell: never detach there.
+        attached = not ((background or self.detached) and self.presence.mode != "headless")
+        run = Run(session_id, cell_id=_calling_cell_id(self.shell) or None, attached=attached,
+                  execution_count=_cell_count(self.shell), page=self.frontend.pages, loop=asyncio.get_running_loop())
         if self.activity.running is not None:
             run.cell_source = self.activity.running.source
             run.cell_id = run.cell_id or self.activity.running.cell_id
@@ -247,8 +263,8 @@ class NotebookAgent:
                                                    model=model or self.settings.model, parts=parts))
         self.runs.append(run)
         run.task.add_done_callback(lambda _: self._forget(run))
-        if (background or self.detached) and self.presence.mode != "headless":
-            return None  # headless runners shut the kernel down after the last cell: never detach there
+        if not attached:
+            return None
         try:
             failure = await asyncio.shield(run.task)
         except asyncio.CancelledError:
@@ -258,12 +274,11 @@ class NotebookAgent:
                 await asyncio.wait_for(asyncio.shield(run.task), STOP_GRACE_S)
             except (TimeoutError, asyncio.CancelledError):
                 run.task.cancel()
-            raise KeyboardInterrupt("the agent was stopped; what it did so far is kept in the session") from None
-        if failure:
+            raise AgentStopped() from None
+        error = _cell_error(run.status, failure)
+        if error is not None:
             # The transcript above shows the details; the cell fails so Run All and nbclient stop here.
-            from IPython.core.error import UsageError
-
-            raise UsageError(failure)
+            raise error
         return None
 
     @property
@@ -276,6 +291,31 @@ class NotebookAgent:
         run.done.set()
         if run in self.runs:
             self.runs.remove(run)
+
+    # ------------------------------------------------------------------------------------------ reloads
+
+    def _page_connected(self) -> None:
+        """A page connected anew (on the comm's thread): give it the cells of the runs in flight."""
+        for run in list(self.runs):
+            if run.loop is not None and not run.loop.is_closed():
+                run.loop.call_soon_threadsafe(self._relink, run)
+
+    def _relink(self, run: Run) -> None:
+        """Show the run's live view in its cell on the page that connected after the run started."""
+        if run.done.is_set() or run.live_output is None or not self._moved(run):
+            return
+        self._send_cell(run, outputs=[run.live_output])
+
+    def _moved(self, run: Run) -> bool:
+        """Whether the run's cell is shown by a page other than the one that ran it."""
+        return run.cell_id is not None and run.page > 0 and self.frontend.pages != run.page
+
+    def _send_cell(self, run: Run, **fields: Any) -> None:
+        try:
+            # The outputs are the kernel's own, as its execution would have sent them: trusted.
+            self.frontend.send("replace_cell", cell_id=run.cell_id, trusted=True, **fields)
+        except FrontendError as exc:  # the new page has no extension: `%agent show` still has the transcript
+            log.info("could not hand the run's cell to the reloaded page: %s", exc)
 
     def stop(self, run: Run | None = None) -> int:
         """Stop one run, or every run of this notebook; returns how many were stopped."""
@@ -312,6 +352,8 @@ class NotebookAgent:
                                on_save_plan=save_callback(self, ws))
             self.presence.watch(view.widget)
             handle = display(view.widget, display_id=True)
+            run.live_output = {"output_type": "display_data", "metadata": {},
+                               "data": view.widget._repr_mimebundle_()}
         else:
             handle = display({"text/plain": f"@{agent or ws.agents.default.name} is working…"}, raw=True,
                              display_id=True)
@@ -339,22 +381,32 @@ class NotebookAgent:
             status = "error"
             result = exc
         finally:
+            run.status = status
             elapsed = time.time() - started
             if view is not None:
                 view.finish(status)
             recorder.close()
             records = recorder.records
+            # A cell that fails says why right under the transcript: the transcript does not say it again.
+            fails = run.attached and _cell_error(status, _failure(status, result)) is not None
             try:
                 if floor != "~":
                     bundle = transcript_bundle(ws, run.session_id, since=floor, records=records, status=status,
-                                               elapsed_s=elapsed)
+                                               elapsed_s=elapsed, ending=not fails)
                 else:
                     bundle = {"text/plain": f"(stopped before it started: {status})"}
-                if isinstance(result, Exception):
+                if isinstance(result, Exception) and not fails:
                     bundle = _with_error(bundle, result)
                 elif isinstance(result, str):
                     bundle = listing.text(result)  # a local command's output (/help)
                 handle.update(bundle, raw=True)
+                if self._moved(run):  # before the view closes, so the new page never shows it gone
+                    outputs: list[dict[str, Any]] = [{"output_type": "display_data", "metadata": {},
+                                                      "data": bundle}]
+                    error = _cell_error(status, _failure(status, result)) if run.attached else None
+                    if error is not None:
+                        outputs.append(_error_output(error))
+                    self._send_cell(run, outputs=outputs, execution_count=run.execution_count)
                 if view is not None:
                     view.close()  # the transcript stands in for it now: free its widgets on both sides
             except Exception:
@@ -437,6 +489,13 @@ def _calling_cell_id(shell: Any) -> str | None:
     return ((parent or {}).get("metadata") or {}).get("cellId")
 
 
+def _cell_count(shell: Any) -> int | None:
+    """The execution count of the cell running now: IPython counts a cell as it starts it (as ipykernel's
+    reply does, one less than the shell's counter)."""
+    count = getattr(shell, "execution_count", None)
+    return count - 1 if isinstance(count, int) and count > 1 else None
+
+
 class _Silent:
     def update(self, *args: Any, **kwargs: Any) -> None:
         pass
@@ -459,10 +518,28 @@ def _failure(status: str, result: Any) -> str | None:
     return f"The agent stopped with an error: {error.message}" if error is not None else "The agent stopped."
 
 
-def _with_error(bundle: dict[str, str], exc: Exception) -> dict[str, str]:
-    from ..views.markdown import escape
+def _cell_error(status: str, failure: str | None) -> BaseException | None:
+    """What an attached cell raises when its run ended as `status`: None when the run finished."""
+    if status == "stopped":
+        return AgentStopped()
+    if failure:
+        from IPython.core.error import UsageError
 
-    html = f'<div style="color:#e53935;white-space:pre-wrap">✗ {escape(str(exc))}</div>'
+        return UsageError(failure)
+    return None
+
+
+def _error_output(error: BaseException) -> dict[str, Any]:
+    """The output IPython shows for `error` in a cell (nbformat), for a cell the kernel cannot reach."""
+    if isinstance(error, AgentStopped):
+        return error.output()
+    return {"output_type": "stream", "name": "stderr", "text": f"UsageError: {error}\n"}
+
+
+def _with_error(bundle: dict[str, str], exc: Exception) -> dict[str, str]:
+    from ..views.render import error_html
+
+    html = error_html(str(exc))
     return {"text/html": bundle.get("text/html", "") + html, "text/plain": f"{bundle.get('text/plain', '')}\n{exc}"}
 
 

@@ -7,6 +7,7 @@ The class is named `Agent` because that is the section people type (`%config Age
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from traitlets import Enum, Float, Unicode, default
 from traitlets.config import Configurable
@@ -37,3 +38,22 @@ class Agent(Configurable):
     def _permission_default(self) -> str:
         value = os.environ.get("OPENCODE_NB_PERMISSION", "deny").strip().lower()
         return value if value in POLICIES else "deny"
+
+
+def explain_settings(settings: Agent) -> list[tuple[str, Any, str]]:
+    """(name, value, where it came from) of each setting, for `%agent config`.
+
+    A value other than the built-in default was set with `%config` (or `c.Agent.…` in an IPython profile);
+    `permission` also reads `$OPENCODE_NB_PERMISSION`.
+    """
+    rows: list[tuple[str, Any, str]] = []
+    for name in ("model", "agent", "directory", "mode", "permission"):
+        value = getattr(settings, name)
+        if name in settings.config.get("Agent", {}):
+            source = "%config"
+        elif name == "permission" and os.environ.get("OPENCODE_NB_PERMISSION"):
+            source = "$OPENCODE_NB_PERMISSION"
+        else:
+            source = "default"
+        rows.append((name, value, source))
+    return rows

@@ -20,6 +20,16 @@ from .idle import DEFAULT_IDLE_TIMEOUT_S
 
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 TYPES = ("anthropic", "openai", "openai-compatible", "scripted")
+KEYED_WAYS = {"anthropic": "Anthropic: set ANTHROPIC_API_KEY and use --model anthropic/claude-sonnet-4-6",
+              "openai": "OpenAI: set OPENAI_API_KEY and use --model openai/gpt-5"}
+OFFLINE_MODEL = "scripted/demo"
+"""The model that needs no key and no network: the built-in demo."""
+LOCAL_SERVER_YAML = """\
+model: local/llama3.2
+provider:
+  local: {type: openai-compatible, base_url: "http://localhost:11434/v1"}"""
+"""The smallest opencode.yaml for a local OpenAI-compatible server (Ollama here; llama.cpp and vLLM serve the
+same API, at their own port). No key is needed; the part after `local/` is the server's model name."""
 _ENV_REF = re.compile(r"^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
 
 
@@ -137,4 +147,38 @@ class ProviderRegistry:
         if not required:
             return None, hint
         example = f" (e.g. api_key: '{{env:{variable}}}')" if variable else ""
-        raise ProviderError(f"No API key for {provider_id}: set {hint}{example}.", retryable=False, kind="auth")
+        message = f"No API key for {provider_id}: set {hint}{example}."
+        if provider_id in KEY_ENV:  # a first run with no key at all: say what else works
+            message += other_ways_in(provider_id)
+        raise ProviderError(message, retryable=False, kind="auth")
+
+    def status(self, provider_id: str) -> str:
+        """What `provider_id/...` models need before they can answer, for listings: a key, a server, nothing.
+
+        Looks at the configuration and the environment only: no SDK is imported, no client built.
+        """
+        settings = self.config.provider.get(provider_id, ProviderConfig())
+        try:
+            kind = self._kind(provider_id, settings)
+        except ConfigError:
+            return "unknown provider"
+        if kind in ("scripted", "registered"):
+            return "offline, no key needed"
+        if kind == "openai-compatible":
+            return f"server at {settings.base_url}" if settings.base_url else "needs base_url"
+        try:
+            _, where = self._key(provider_id, kind, settings)
+        except ProviderError:
+            variable = KEY_ENV[kind] if provider_id == kind else f"provider.{provider_id}.api_key"
+            return f"no key: set {variable}"
+        return f"key from {where.split(' or ')[0].split(' (named')[0]}"
+
+
+def other_ways_in(missing: str) -> str:
+    """The other ways to a working model, for the person who has no key for `missing`."""
+    local = "".join(f"      {line}\n" for line in LOCAL_SERVER_YAML.splitlines())
+    return ("\nOther ways in:\n"
+            + "".join(f"  - {way}\n" for family, way in KEYED_WAYS.items() if family != missing)
+            + "  - a local OpenAI-compatible server (Ollama, llama.cpp, vLLM), no key needed: put in opencode.yaml\n"
+            + local
+            + f"  - offline, the built-in demo model: --model {OFFLINE_MODEL}")

@@ -1,7 +1,8 @@
 """An offline provider that replays a script, or asks a function for each turn.
 
 It is how the demo and the tests run with no network, and it is just another provider: the loop
-cannot tell it from a real one. Title requests are answered from the prompt itself and never consume
+cannot tell it from a real one. Configured with no script, it is the built-in offline demo model
+(`scripted/demo`, in `builtin/`). Title requests are answered from the prompt itself and never consume
 a turn, so a script lists exactly the turns of the conversation.
 """
 
@@ -97,8 +98,16 @@ class Scripted:
 
     @classmethod
     def from_config(cls, script: list[dict[str, Any]] | str | None, base_dir: Path | None = None) -> Scripted:
-        """From `provider.scripted.script`: a list of turns, or a YAML/JSON file of them (relative to `base_dir`)."""
+        """From `provider.scripted.script`: a list of turns, or a YAML/JSON file of them (relative to `base_dir`).
+
+        With no script at all it is the built-in offline demo, so `scripted/demo` works in any notebook,
+        script or terminal without configuration (an empty list is a script with no turns).
+        """
         key = "provider.scripted.script"
+        if script is None:
+            from .builtin import BuiltinDemo
+
+            return cls(respond=BuiltinDemo())
         source: Path | None = None
         if isinstance(script, str):
             source = Path(script).expanduser()

@@ -107,6 +107,20 @@ class SessionService:
         self.bus.publish(SessionUpdated(session=session))
         return session
 
+    def discard_if_empty(self, session_id: str) -> bool:
+        """Delete the session if nothing was ever written to it (no message, no child); returns whether it did.
+
+        A prompt that fails before its first message is stored (no API key, stopped while it waited) would
+        otherwise leave a "New session - …" behind with nothing in it, listed forever.
+        """
+        self.writes.commit()
+        return self.store.delete_if_empty(session_id)
+
+    def is_empty(self, session_id: str) -> bool:
+        """Whether the session holds no message yet (`%agent new` made it, or a prompt never reached it)."""
+        self.writes.commit()
+        return not self.store.has_messages(session_id)
+
     def _unique_slug(self, title: str, session_id: str) -> str:
         """The title's slug plus 8 characters of the id, or more of the id if another session has that one."""
         for length in range(8, len(session_id.split("_", 1)[-1]) + 4, 4):

@@ -357,6 +357,21 @@ class SessionStore:
         sql = "SELECT id, data FROM sessions WHERE parent_id = ? ORDER BY id"
         return self._load(self._db(), sql, (session_id,), Session.model_validate_json, "session")
 
+    def delete_if_empty(self, session_id: str) -> bool:
+        """Delete the session if it holds no message and has no child; returns whether it did.
+
+        One statement, so a message written meanwhile by another kernel keeps the session.
+        """
+        cursor = self._db().execute(
+            "DELETE FROM sessions WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM messages WHERE session_id = ?1) "
+            "AND NOT EXISTS (SELECT 1 FROM sessions WHERE parent_id = ?1)",
+            (session_id,),
+        )
+        return cursor.rowcount > 0
+
+    def has_messages(self, session_id: str) -> bool:
+        return self._one("SELECT 1 FROM messages WHERE session_id = ? LIMIT 1", (session_id,)) is not None
+
     def slug_taken(self, slug: str) -> bool:
         """Whether a session already has this slug (only asked when a session is created)."""
         return self._one("SELECT 1 FROM sessions WHERE json_extract(data, '$.slug') = ? LIMIT 1", (slug,)) is not None

@@ -12,13 +12,15 @@ from the bus. Aborting the parent cancels the task call, which cancels the child
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import id as ids
 from ..agent import AgentInfo
-from ..errors import NotFoundError, ToolError
+from ..errors import NotFoundError, OpencodeNbError, ToolError
 from ..permission.rules import Rule, Ruleset
+from ..tool.task import with_task_metadata
 from .deps import LoopDeps
 from .events import MessagePartUpdated
 from .model_choice import model_for
@@ -39,6 +41,8 @@ from .models import (
 
 if TYPE_CHECKING:
     from .loop import RunState, SessionLoop
+
+log = logging.getLogger(__name__)
 
 TASK_DESCRIPTION_WORDS = 5
 BRIEF_INPUT_CHARS = 200
@@ -95,6 +99,10 @@ class SubtaskRunner:
         try:
             final = await self.loop.prompt(child.id, prompt, agent=agent, model=None if info.model else model,
                                               mention_agents=False)
+        except ToolError:
+            raise
+        except OpencodeNbError as exc:  # the child could not run at all (no API key, an unknown model)
+            raise ToolError(f"Task failed: {exc} (session_id: {child.id})") from None
         finally:
             off()
         if final is None:
@@ -149,12 +157,17 @@ class SubtaskRunner:
         try:
             child_id, text = await self.run(parent_id=state.session_id, caller=user.agent, description=description,
                                             prompt=prompt, agent=agent, model=model_id, update=update)
-            metadata = dict(call.state.metadata) if isinstance(call.state, ToolRunning) else {}
             call = call.model_copy(update={"state": ToolCompleted(
-                input=tool_input, output=f"{text}\n\n<task_metadata>\nsession_id: {child_id}\n</task_metadata>",
-                title=description, metadata=metadata, started_at=started)})
+                input=tool_input, output=with_task_metadata(text, child_id), title=description,
+                metadata=_progress(call), started_at=started)})
         except ToolError as exc:
-            call = call.model_copy(update={"state": ToolErrored(input=tool_input, error=str(exc), started_at=started)})
+            call = call.model_copy(update={"state": ToolErrored(input=tool_input, error=str(exc),
+                                                                metadata=_progress(call), started_at=started)})
+        except Exception as exc:  # a bug must not leave the call running for ever; the primary reads it
+            log.exception("the %s subtask failed", agent)
+            call = call.model_copy(update={"state": ToolErrored(
+                input=tool_input, error=f"Task failed: {type(exc).__name__}: {exc}", metadata=_progress(call),
+                started_at=started)})
         except asyncio.CancelledError:
             call = call.model_copy(update={"state": ToolErrored(input=tool_input, error="Tool execution aborted",
                                                                 metadata={"interrupted": True}, started_at=started)})
@@ -166,6 +179,11 @@ class SubtaskRunner:
         message = message.model_copy(update={"finish": "tool-calls", "completed_at": now()})
         log.update_message(message)
         return message
+
+
+def _progress(call: ToolPart) -> dict[str, Any]:
+    """What a running task call reported (the child's session id and tools): kept when it ends."""
+    return dict(call.state.metadata) if isinstance(call.state, ToolRunning) else {}
 
 
 def brief(tool_input: dict[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ the child's final text, with its session id so the caller can continue it later 
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
@@ -17,6 +18,21 @@ from .base import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from ..agent import AgentInfo, AgentRegistry
+
+
+TASK_METADATA = re.compile(r"\n*<task_metadata>.*?</task_metadata>\s*\Z", re.DOTALL)
+"""The block that tells the model which session to continue; people see the child session itself."""
+
+
+def with_task_metadata(text: str, child_id: str) -> str:
+    """A task's answer as the model reads it: the child's text, then the id that continues the task."""
+    return (f"{text}\n\n<task_metadata>\nsession_id: {child_id} (pass it as task_id to continue this task)\n"
+            "</task_metadata>")
+
+
+def task_answer(output: str) -> str:
+    """A task's answer as a person reads it: the child's text without the block meant for the model."""
+    return TASK_METADATA.sub("", output)
 
 
 class TaskParams(BaseModel):
@@ -46,6 +62,5 @@ class TaskTool(Tool[TaskParams]):
             parent_id=ctx.session_id, caller=ctx.agent, description=params.description, prompt=params.prompt,
             agent=params.subagent_type, task_id=params.task_id, model=ctx.model, update=ctx.update,
         )
-        output = (f"{text}\n\n<task_metadata>\nsession_id: {child_id} (pass it as task_id to continue this task)\n"
-                  "</task_metadata>")
-        return ToolResult(params.description, output, {"session_id": child_id, "agent": params.subagent_type})
+        return ToolResult(params.description, with_task_metadata(text, child_id),
+                          {"session_id": child_id, "agent": params.subagent_type})

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from ..session.models import ToolPart
-from .render import child_title
+from .render import child_title, task_state
 
 if TYPE_CHECKING:
     from .session import SessionView
@@ -30,11 +30,9 @@ class ChildSessionView:
 
     def update_from_call(self, part: ToolPart | None) -> None:
         tools: list[dict[str, Any]] = []
-        done = False
         if part is not None:
             tools = list((getattr(part.state, "metadata", {}) or {}).get("tools", []))
-            done = part.state.status in ("completed", "error")
-        title = child_title(self.agent, self.description, tools, done)
+        title = child_title(self.agent, self.description, tools, task_state(part))
         if title != self._title:
             self._title = title
             self.widget.set_title(0, title)

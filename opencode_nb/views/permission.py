@@ -16,7 +16,7 @@ import ipywidgets as widgets
 from ..errors import NotFoundError
 from ..permission.events import PermissionReplied, PermissionRequest, Reply
 from .markdown import escape
-from .render import always_note, permission_html, permission_record_html, permission_record_text
+from .render import MUTED, always_note, permission_html, permission_record_html, permission_record_text
 from .widget_tree import close_tree
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ class PermissionPromptView:
         self.always.on_click(lambda _: self.answer("always"))
         self.reject.on_click(lambda _: self.answer("reject"))
         self.send_feedback.on_click(lambda _: self.answer("reject", self.feedback.value.strip() or None))
-        note = widgets.HTML(f'<span style="font-size:11px;color:#757575">Always allow covers: '
+        note = widgets.HTML(f'<span style="font-size:11px;color:{MUTED}">Always allow covers: '
                             f"{escape(always_note(request))}</span>")
         self.widget = widgets.VBox([
             widgets.HTML(permission_html(request)),

@@ -14,6 +14,7 @@ from typing import Any
 from ..permission.events import PermissionRequest, Reply
 from ..question.events import QuestionRequest
 from ..session.models import ReasoningPart, TextPart, ToolPart
+from ..tool.task import task_answer
 from ..values import Todo
 from .labels import summary_title, tool_title
 from .markdown import escape, markdown_html
@@ -36,11 +37,31 @@ OUTPUT_CHARS = 40_000
 TAIL_LINES = 12
 """Lines of a running command's output shown live."""
 
+FOREGROUND = "var(--jp-content-font-color0,currentColor)"
+"""The theme's own text colour (black in light themes, white in dark ones); outside JupyterLab, the page's."""
+
+
+def tone(hue: str) -> str:
+    """`hue` as text that reads in every theme: mixed a third of the way toward the theme's text colour.
+
+    No single colour keeps WCAG AA's 4.5:1 against both a white and a near-black page, so the mix darkens a
+    hue on light themes and lightens it on dark ones (every hue below keeps at least 4.7:1 on both). Where
+    `color-mix` or the style is not kept, the text simply takes the page's own colour.
+    """
+    return f"color-mix(in srgb,{hue} 65%,{FOREGROUND})"
+
+
+MUTED = f"color-mix(in srgb,{FOREGROUND} 62%,transparent)"
+"""Secondary text (headers, records, ids): the theme's text colour, faded to keep 6:1 on light and dark."""
+HUES = {"pending": "#9e9e9e", "running": "#1e88e5", "completed": "#43a047", "error": "#e53935",
+        "failed": "#e53935", "warning": "#fb8c00", "system": "#8e24aa"}
+"""Borders and marks; text in these hues goes through `tone`."""
+COLORS = {state: tone(hue) for state, hue in HUES.items()}
+"""Text colour of each state."""
 MONO = "font-family:var(--jp-code-font-family,monospace);font-size:12px"
 BOX = "margin:2px 0;padding:3px 8px;border-left:3px solid {color};background:var(--jp-layout-color1,#fff)"
-COLORS = {"pending": "#9e9e9e", "running": "#1e88e5", "completed": "#43a047", "error": "#e53935"}
 PRE = f"{MONO};white-space:pre-wrap;margin:4px 0;max-height:24em;overflow:auto"
-TEXT_MARKS = {"pending": "·", "running": "▸", "completed": "✓", "error": "✗"}
+TEXT_MARKS = {"pending": "·", "running": "▸", "completed": "✓", "error": "✗", "failed": "✗"}
 """The state of a call in one character, where there is no colour to say it."""
 TEXT_OUTPUT_LINES = 6
 """Lines of a tool's output or error a plain-text card previews."""
@@ -59,12 +80,28 @@ def seconds(value: float) -> str:
 
 
 def clip(text: str, lines: int = OUTPUT_LINES, chars: int = OUTPUT_CHARS) -> str:
-    rows = text.splitlines()
-    cut = "\n".join(rows[:lines])
-    if len(cut) > chars:
-        cut = cut[:chars]
-    dropped = len(text) - len(cut)
-    return cut + (f"\n… {dropped:,} more characters" if dropped > 0 and len(rows) > 0 else "")
+    """`text` up to its `lines`-th line and `chars`-th character, with a note of what was left out.
+
+    The note counts what a reader would have seen: whole lines when the cut falls between lines, else
+    characters; the line break that ends the text is nobody's content, so it is never counted.
+    """
+    rows = text.splitlines(keepends=True)
+    kept = "".join(rows[:lines])[:chars]
+    rest = text[len(kept):]
+    shown = kept.rstrip("\r\n")
+    if not rest.strip():
+        return shown
+    if kept.endswith(("\n", "\r")):
+        more = len(rest.splitlines())
+        return f"{shown}\n… {more:,} more line{'s' * (more != 1)}"
+    more = len(rest.rstrip("\r\n"))
+    return f"{shown}\n… {more:,} more character{'s' * (more != 1)}"
+
+
+def error_html(message: str) -> str:
+    """A run's error as one line under its transcript, in the same red as an errored card."""
+    return (f'<div class="ocnb-error" style="color:{COLORS["error"]};white-space:pre-wrap">✗ '
+            f"{escape(message)}</div>")
 
 
 # ---------------------------------------------------------------------------------------------- text
@@ -77,7 +114,7 @@ def text_html(part: TextPart) -> str:
 def synthetic_html(text: str) -> str:
     """A line the system wrote into the conversation (plan/build switches), set apart from the model's."""
     first = text.strip().splitlines()[0] if text.strip() else ""
-    return (f'<div class="ocnb-synthetic" style="color:#8e24aa;font-style:italic;margin:4px 0">'
+    return (f'<div class="ocnb-synthetic" style="color:{COLORS["system"]};font-style:italic;margin:4px 0">'
             f"⇄ {escape(first[:300])}</div>")
 
 
@@ -88,11 +125,31 @@ def user_html(text: str, who: str = "you") -> str:
 
 def reasoning_html(part: ReasoningPart, *, open_: bool = False) -> str:
     state = "" if part.ended_at is not None else " …"
-    return (f'<details class="ocnb-reasoning"{" open" if open_ else ""} style="color:#757575;margin:2px 0">'
+    return (f'<details class="ocnb-reasoning"{" open" if open_ else ""} style="color:{MUTED};margin:2px 0">'
             f"<summary>thinking{state}</summary>{markdown_html(part.text)}</details>")
 
 
 # ---------------------------------------------------------------------------------------------- tools
+
+
+def outcome(part: ToolPart) -> str:
+    """The state a call is shown in: its status, except that a completed command that failed (a non-zero
+    exit, a timeout) is "failed". The model still read its whole output as a normal result."""
+    state = part.state
+    if state.status == "completed" and failure_text(part):
+        return "failed"
+    return state.status
+
+
+def failure_text(part: ToolPart) -> str:
+    """How a completed command failed, in a few words ("exit 2", "timed out"), or "" if it did not."""
+    metadata = getattr(part.state, "metadata", {}) or {}
+    if metadata.get("timed_out"):
+        return "timed out"
+    code = metadata.get("exit")
+    if not isinstance(code, int) or isinstance(code, bool) or code == 0:
+        return ""
+    return f"exit {code}" if code > 0 else f"killed by signal {-code}"  # a negative code is the signal's
 
 
 def tool_status(part: ToolPart, now: float | None = None, *, waiting: bool = False) -> str:
@@ -105,7 +162,8 @@ def tool_status(part: ToolPart, now: float | None = None, *, waiting: bool = Fal
     if state.status == "running":
         # Whole seconds: a running card then changes once a second, not on every flush.
         return f"running {int(max(0.0, now - state.started_at))}s"
-    return f"{TEXT_MARKS[state.status]} {duration_text(part)}"
+    failure = failure_text(part)
+    return " ".join(w for w in (TEXT_MARKS[outcome(part)], failure, duration_text(part)) if w)
 
 
 def duration_text(part: ToolPart) -> str:
@@ -125,7 +183,7 @@ def diff_html(diff: str) -> str:
         elif line.startswith("-") and not line.startswith("---"):
             color = "background:rgba(229,57,53,.15)"
         elif line.startswith("@@"):
-            color = "color:#1e88e5"
+            color = f"color:{COLORS['running']}"
         rows.append(f'<span style="{color}">{escape(line)}</span>' if color else escape(line))
     return f'<pre style="{PRE}">' + "\n".join(rows) + "</pre>"
 
@@ -145,10 +203,11 @@ def code_html(code: str, *, summary: str | None = None) -> str:
 def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = False, waiting: bool = False) -> str:
     """The card of one tool call: what it is, its state, and what it produced."""
     state = part.state
+    shown = outcome(part)
     icon = icon_html(ICONS.get(part.tool, "wrench"))
     head = (f'<span class="ocnb-tool-head">{icon}<b>{escape(part.tool)}</b> '
             f'<span style="{MONO}">{escape(tool_title(part)[:200])}</span> '
-            f'<span class="ocnb-tool-state" style="color:{COLORS[state.status]}">'
+            f'<span class="ocnb-tool-state" style="color:{COLORS[shown]}">'
             f"{SPINNER if state.status == 'running' and not waiting else ''}"
             f"{escape(tool_status(part, now, waiting=waiting))}</span></span>")
     body = ""
@@ -162,19 +221,21 @@ def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = Fa
         inner = body
         if metadata.get("diff"):
             inner += diff_html(str(metadata["diff"]))
-        if state.output.strip() and part.tool not in ("todowrite", "todoread"):
-            lines = state.output.count("\n") + 1
-            inner += (f'<details{" open" if open_ else ""}><summary>output ({lines} line{"s" * (lines != 1)})'
-                      f'</summary><pre style="{PRE}">{escape(clip(state.output))}</pre></details>')
+        output = task_answer(state.output) if part.tool == "task" else state.output
+        if output.strip() and part.tool not in ("todowrite", "todoread"):
+            lines = output.rstrip("\n").count("\n") + 1
+            word = "answer" if part.tool == "task" else "output"
+            inner += (f'<details{" open" if open_ else ""}><summary>{word} ({lines} line{"s" * (lines != 1)})'
+                      f'</summary><pre style="{PRE}">{escape(clip(output))}</pre></details>')
         for attachment in state.attachments:
             if attachment.mime.startswith("image/") and attachment.url.startswith("data:"):
                 inner += f'<img src="{escape(attachment.url)}" style="max-width:100%;margin:4px 0"/>'
         body = inner
     elif state.status == "error":
         error = escape(clip(state.error))
-        body += f'<div class="ocnb-error" style="color:#e53935;{MONO};white-space:pre-wrap">{error}</div>'
-    style = BOX.format(color=COLORS[state.status])
-    return f'<div class="ocnb-tool ocnb-{state.status}" style="{style}">{head}{body}</div>'
+        body += f'<div class="ocnb-error" style="color:{COLORS["error"]};{MONO};white-space:pre-wrap">{error}</div>'
+    style = BOX.format(color=HUES[shown])
+    return f'<div class="ocnb-tool ocnb-{shown}" style="{style}">{head}{body}</div>'
 
 
 def tool_card_text(part: ToolPart, *, output_lines: int = TEXT_OUTPUT_LINES) -> str:
@@ -184,9 +245,9 @@ def tool_card_text(part: ToolPart, *, output_lines: int = TEXT_OUTPUT_LINES) -> 
     answer have none: the todo list and the child session show those.
     """
     state = part.state
-    line = f"{TEXT_MARKS[state.status]} {part.tool} {tool_title(part)}".rstrip()
+    line = f"{TEXT_MARKS[outcome(part)]} {part.tool} {tool_title(part)}".rstrip()
     if state.status in ("completed", "error"):
-        line += f"  ({duration_text(part)})"
+        line += f"  ({', '.join(w for w in (failure_text(part), duration_text(part)) if w)})"
     out = [line]
     text = state.error if state.status == "error" else ""
     if state.status == "completed" and part.tool not in ("todowrite", "todoread", "task"):
@@ -218,7 +279,7 @@ def cells_html(cells: Sequence[Any]) -> str:
     for cell in cells:
         if not isinstance(cell, Mapping):
             continue
-        head = f'<div style="{MONO};color:#616161">[{escape(str(cell.get("id", "?")))}]</div>'
+        head = f'<div style="{MONO};color:{MUTED}">[{escape(str(cell.get("id", "?")))}]</div>'
         source = str(cell.get("source", ""))
         body = code_html(source) if cell.get("cell_type", "code") == "code" else (
             f'<pre style="{PRE}">{escape(clip(source))}</pre>')
@@ -241,7 +302,7 @@ def permission_html(request: PermissionRequest) -> str:
         extra = f'<pre style="{PRE}">{escape(str(meta["command"]))}</pre>'
     if meta.get("where"):
         extra = f'<div style="margin:2px 0">{escape(str(meta["where"]))}</div>' + extra
-    return (f'<div class="ocnb-ask" style="{BOX.format(color="#fb8c00")}">'
+    return (f'<div class="ocnb-ask" style="{BOX.format(color=HUES["warning"])}">'
             f"{icon_html('lock')}<b>{escape(request.agent)}</b> asks for <b>{escape(request.permission)}</b>"
             f'<ul style="margin:2px 0">{patterns}</ul>{extra}</div>')
 
@@ -253,7 +314,7 @@ def permission_record_html(request: PermissionRequest, reply: Reply, *, message:
     who = f" — {escape(reason)}" if reason else ""
     said = f": “{escape(message)}”" if message else ""
     patterns = ", ".join(request.patterns)
-    return (f'<div class="ocnb-ask-record" style="margin:2px 0;color:#616161">{icon} {escape(request.agent)} · '
+    return (f'<div class="ocnb-ask-record" style="margin:2px 0;color:{MUTED}">{icon} {escape(request.agent)} · '
             f"{escape(request.permission)} <code>{escape(patterns[:200])}</code> — {REPLY_WORDS[reply]}{said}{who}"
             "</div>")
 
@@ -280,7 +341,8 @@ def question_record_html(request: QuestionRequest, answers: Sequence[Sequence[st
         rows.append(f"<i>dismissed{(' — ' + escape(reason)) if reason else ''}</i>")
     elif reason:
         rows.append(f"<i>{escape(reason)}</i>")
-    return '<div class="ocnb-question-record" style="margin:2px 0;color:#616161">' + "<br/>".join(rows) + "</div>"
+    return (f'<div class="ocnb-question-record" style="margin:2px 0;color:{MUTED}">' + "<br/>".join(rows)
+            + "</div>")
 
 
 def question_record_text(request: QuestionRequest, answers: Sequence[Sequence[str]] | None,
@@ -299,12 +361,13 @@ def question_record_text(request: QuestionRequest, answers: Sequence[Sequence[st
 def todo_html(todos: Iterable[Todo]) -> str:
     items = []
     for todo in todos:
-        style = "text-decoration:line-through;color:#9e9e9e" if todo.status in ("completed", "cancelled") else (
+        style = f"text-decoration:line-through;color:{MUTED}" if todo.status in ("completed", "cancelled") else (
             "font-weight:bold" if todo.status == "in_progress" else "")
         items.append(f'<div style="{style}">{TODO_MARKS[todo.status]} {escape(todo.content)}</div>')
     if not items:
         return ""
-    return (f'<div class="ocnb-todos" style="{BOX.format(color="#8e24aa")}"><b>Todo</b>' + "".join(items) + "</div>")
+    return (f'<div class="ocnb-todos" style="{BOX.format(color=HUES["system"])}"><b>Todo</b>' + "".join(items)
+            + "</div>")
 
 
 def todo_text(todos: Iterable[Todo]) -> str:
@@ -320,26 +383,35 @@ def usage_text(tokens: int, cost: float) -> str:
 
 def header_html(*, agent: str, model: str, title: str, status: str, elapsed_s: float | None, tokens: int,
                 cost: float) -> str:
-    color = {"running": "#1e88e5", "idle": "#43a047", "done": "#43a047", "retry": "#fb8c00", "stopped": "#e53935",
-             "error": "#e53935"}.get(status, "#757575")
+    color = {"running": COLORS["running"], "idle": COLORS["completed"], "done": COLORS["completed"],
+             "retry": COLORS["warning"], "stopped": COLORS["error"], "error": COLORS["error"]}.get(status, MUTED)
     clock = f" · {int(elapsed_s)}s" if elapsed_s is not None and status in ("running", "retry") else (
         f" · {seconds(elapsed_s)}" if elapsed_s is not None else "")
-    return (f'<div class="ocnb-header" style="font-size:12px;color:#616161">'
+    return (f'<div class="ocnb-header" style="font-size:12px;color:{MUTED}">'
             f"<b>@{escape(agent)}</b> · <code>{escape(model)}</code> · {escape(title)} · "
             f'<span style="color:{color}">{escape(status)}</span>{clock} · {usage_text(tokens, cost)}</div>')
 
 
-def child_title(agent: str, description: str, tools: Sequence[Mapping[str, Any]], done: bool) -> str:
+def task_state(part: ToolPart | None) -> str:
+    """How far a task call got, in the word its child section's title uses."""
+    if part is None or part.state.status in ("pending", "running"):
+        return "running"
+    if part.state.status == "completed":
+        return "done"
+    return "stopped" if (part.state.metadata or {}).get("interrupted") else "failed"
+
+
+def child_title(agent: str, description: str, tools: Sequence[Mapping[str, Any]], state: str) -> str:
     """The header of a child session's collapsible section: who, what, and how far it got.
 
     Args:
         tools: the task call's `tools` metadata, one `{"tool", "status", "title", "input"}` entry per call
             of the child; a call still without a title is named from its input, as its own card names it.
+        state: `task_state` of the task call: running, done, failed or stopped.
     """
     n = len(tools)
-    state = "done" if done else "running"
-    if any(t.get("status") == "error" for t in tools) and done:
+    if state == "done" and any(t.get("status") == "error" for t in tools):
         state = "done, with errors"
-    now = next((t for t in reversed(tools) if t.get("status") == "running"), None) if not done else None
+    now = next((t for t in reversed(tools) if t.get("status") == "running"), None) if state == "running" else None
     doing = f": {now.get('tool')} {summary_title(now)[:60]}".rstrip() if now else ""
     return f"@{agent} — {description} · {n} tool{'s' * (n != 1)}, {state}{doing}"

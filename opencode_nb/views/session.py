@@ -41,7 +41,7 @@ from .labels import task_heading
 from .markdown import escape, markdown_html
 from .permission import PermissionPromptView
 from .question import QuestionPromptView
-from .render import header_html, reasoning_html, synthetic_html, user_html
+from .render import COLORS, header_html, reasoning_html, synthetic_html, user_html
 from .todo import TodoView
 from .tool_card import ToolCardView
 from .widget_tree import close_tree
@@ -244,7 +244,7 @@ class SessionView:
             case SessionStatus():
                 self._on_status(event)
             case SessionError(error=error):
-                self._line(f"error-{len(self._items)}", f"✗ {error}", color="#e53935")
+                self._line(f"error-{len(self._items)}", f"✗ {error}", color=COLORS["error"])
             case PermissionAsked(request=request):
                 self._on_permission(request)
             case QuestionAsked(request=request):
@@ -376,7 +376,7 @@ class SessionView:
             card.waiting.discard(view.request.id)
             self._dirty.add(card.part.id)
 
-    def _line(self, key: str, text: str, color: str = "#fb8c00") -> None:
+    def _line(self, key: str, text: str, color: str = COLORS["warning"]) -> None:
         if key in self._items:
             return
         html = widgets.HTML(f'<div style="color:{color};margin:2px 0">{escape(text)}</div>')

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import TextIO
 
 from ..bus import Bus, Event
-from ..permission.events import PermissionReplied
+from ..permission.events import PermissionAsked, PermissionReplied, PermissionRequest
+from ..question.events import QuestionAsked, QuestionReplied, QuestionRequest
 from ..session.events import MessagePartUpdated, MessageUpdated, SessionCreated, SessionStatus, TodoUpdated
 from ..session.models import (
     Part,
@@ -24,7 +25,7 @@ from ..session.models import (
     UserMessage,
 )
 from .labels import task_heading
-from .render import REPLY_WORDS, TEXT_OUTPUT_LINES, TEXT_TODO_MARKS, tool_card_text
+from .render import REPLY_WORDS, TEXT_OUTPUT_LINES, TEXT_TODO_MARKS, permission_record_text, tool_card_text
 
 INDENT = "      "
 """How far a child session's lines sit right of its parent's, under the task call that started it."""
@@ -37,18 +38,33 @@ class TextTranscript:
         self.out = out or sys.stdout
         self.output_lines = output_lines
         self._done: set[str] = set()
-        self._users: set[str] = set()
-        """Ids of user messages: their text is printed as the person's."""
+        self._users: dict[str, bool] = {}
+        """Ids of user messages, and whether each is synthetic (a mode switch the model reads, not the person's)."""
+        self._switches: dict[str, str] = {}
+        """Sessions whose next answer comes from another agent: printed as it starts answering."""
+        self._asks: dict[str, PermissionRequest | QuestionRequest] = {}
+        """Asks not answered yet: each is printed once, as one line, when it is answered."""
+        self._answered_here: set[str] = set()
+        self._held: dict[str, list[str]] = {}
+        """Answered asks by the call they were for: printed just above that call's line, so a call running in
+        parallel with them cannot come between."""
         self._agents: dict[str, str] = {}
         """The agent of each assistant message, to name who is speaking."""
         self._depth: dict[str, int] = {}
         """How deep each child session is nested, for indenting its lines under its task call."""
         self._offs: list[Callable[[], None]] = [bus.subscribe(kind, self._on) for kind in (
-            MessageUpdated, SessionCreated, MessagePartUpdated, PermissionReplied, TodoUpdated, SessionStatus)]
+            MessageUpdated, SessionCreated, MessagePartUpdated, PermissionReplied, QuestionReplied, TodoUpdated,
+            SessionStatus)]
+        # Watching only: a plain subscriber to an ask would pass for somebody who may answer it.
+        self._offs += [bus.subscribe(kind, self._on, watch_only=True) for kind in (PermissionAsked, QuestionAsked)]
 
     def close(self) -> None:
         for off in self._offs:
             off()
+
+    def answered_here(self, request_id: str) -> None:
+        """The person answered this ask at a prompt that is on the screen: no second line for it."""
+        self._answered_here.add(request_id)
 
     def note(self, text: str = "") -> None:
         """A line of the caller's own between the session's lines (the demo's headers and answers)."""
@@ -65,14 +81,38 @@ class TextTranscript:
                 if session.parent_id:
                     self._depth[session.id] = self._depth.get(session.parent_id, 0) + 1
             case MessageUpdated(message=UserMessage() as message):
-                self._users.add(message.id)
+                self._users[message.id] = message.synthetic
+                if message.synthetic:
+                    self._switches[message.session_id] = message.agent
             case MessageUpdated(message=message):
                 self._agents[message.id] = message.agent
+                if self._switches.get(message.session_id) == message.agent:
+                    del self._switches[message.session_id]
+                    self._print(f"  → @{message.agent} takes over", message.session_id)
+            case PermissionAsked(request=request) | QuestionAsked(request=request):
+                self._asks[request.id] = request
             case MessagePartUpdated(part=part):
                 if part.id not in self._done:
                     self._on_part(part)
-            case PermissionReplied(reply=reply, reason=reason, session_id=session_id):
-                self._print(f"  ? permission {REPLY_WORDS[reply]}" + (f" ({reason})" if reason else ""), session_id)
+            case PermissionReplied(request_id=request_id, reply=reply, message=said, reason=reason,
+                                   session_id=session_id):
+                asked = self._asks.pop(request_id, None)
+                if request_id in self._answered_here:
+                    pass
+                elif isinstance(asked, PermissionRequest):
+                    self._answered(asked, [permission_record_text(asked, reply, message=said, reason=reason)])
+                else:  # asked before this transcript began: the answer is all it knows
+                    self._print(f"  ? permission {REPLY_WORDS[reply]}" + (f" ({reason})" if reason else ""),
+                                session_id)
+            case QuestionReplied(request_id=request_id, answers=answers, reason=reason):
+                asked = self._asks.pop(request_id, None)
+                if isinstance(asked, QuestionRequest) and request_id not in self._answered_here:
+                    lines = []
+                    for i, question in enumerate(asked.questions):
+                        answer = ", ".join(answers[i]) if answers and i < len(answers) and answers[i] else "no answer"
+                        lines.append(f"? {asked.agent} asked: {question.question} — {answer}"
+                                     + (f" ({reason})" if reason else ""))
+                    self._answered(asked, lines)
             case TodoUpdated(todos=todos, session_id=session_id):
                 self._print("  todo list:", session_id)
                 for todo in todos:
@@ -80,15 +120,24 @@ class TextTranscript:
             case SessionStatus(status="retry", attempt=attempt, message=message, session_id=session_id):
                 self._print(f"  … retrying (attempt {attempt}): {message}", session_id)
 
+    def _answered(self, request: PermissionRequest | QuestionRequest, lines: list[str]) -> None:
+        if request.tool is not None:
+            self._held.setdefault(request.tool.call_id, []).extend(lines)
+            return
+        for line in lines:
+            self._print(f"  {line}", request.session_id)
+
     def _on_part(self, part: Part) -> None:
         sid = part.session_id
         match part:
             case TextPart() if part.message_id in self._users:
                 self._done.add(part.id)
-                if self._depth.get(sid):
+                if part.synthetic or self._users[part.message_id]:
+                    pass  # written for the model (a mode switch, an attached description): the person did not say it
+                elif self._depth.get(sid):
                     self._print(f"task prompt: {part.text.strip()}", sid)
                 else:
-                    self._print(f"{'(mode switch) ' if part.synthetic else 'you: '}{part.text.strip()}", sid)
+                    self._print(f"you: {part.text.strip()}", sid)
             case TextPart() if part.ended_at is not None and part.text.strip():
                 self._done.add(part.id)
                 self._print(f"\n{self._agents.get(part.message_id, 'agent')}: {part.text.strip()}\n", sid)
@@ -102,5 +151,7 @@ class TextTranscript:
                 self._print(f"  ▸ task @{agent} — {description}", sid)
             case ToolPart(state=ToolCompleted() | ToolErrored()):
                 self._done.add(part.id)
+                for line in self._held.pop(part.call_id, []):
+                    self._print(f"  {line}", sid)
                 card = tool_card_text(part, output_lines=self.output_lines)
                 self._print("\n".join(f"  {line}" for line in card.splitlines()), sid)

@@ -16,11 +16,14 @@ from ..session.models import AssistantMessage, ReasoningPart, TextPart, ToolPart
 from .labels import task_heading
 from .markdown import escape
 from .render import (
+    COLORS,
     child_title,
+    error_html,
     header_html,
     reasoning_html,
     seconds,
     synthetic_html,
+    task_state,
     text_html,
     todo_html,
     todo_text,
@@ -56,10 +59,13 @@ class _Totals:
 
 
 def transcript_bundle(ws: Workspace, session_id: str, *, since: str | None = None, records: Iterable[Record] = (),
-                      status: str = "done", elapsed_s: float | None = None, prompts: bool = False) -> dict[str, str]:
+                      status: str = "done", elapsed_s: float | None = None, prompts: bool = False,
+                      ending: bool = True) -> dict[str, str]:
     """The `text/html` and `text/plain` transcript of `session_id` from message `since` on.
 
     `prompts` includes the person's own prompts; a prompt cell leaves them out, its input shows them.
+    `ending=False` leaves out how the last reply ended (its error or stop): a prompt cell that fails says
+    that itself, right under the transcript, and one problem should read as one message.
     """
     by_call: dict[str, list[Record]] = {}
     loose: dict[str, list[Record]] = {}
@@ -69,7 +75,8 @@ def transcript_bundle(ws: Workspace, session_id: str, *, since: str | None = Non
         else:
             loose.setdefault(record.session_id, []).append(record)
     totals = _Totals()
-    html_body, text_body = _session(ws, session_id, since, by_call, loose, totals, depth=0, prompts=prompts)
+    html_body, text_body = _session(ws, session_id, since, by_call, loose, totals, depth=0, prompts=prompts,
+                                    ending=ending)
     session = ws.sessions.get(session_id)
     todos = ws.sessions.todos(session_id)
     head = header_html(agent=totals.agent or "?", model=totals.model or "?", title=session.title, status=status,
@@ -87,12 +94,13 @@ def transcript_bundle(ws: Workspace, session_id: str, *, since: str | None = Non
 
 def _session(ws: Workspace, session_id: str, since: str | None, by_call: dict[str, list[Record]],
              loose: dict[str, list[Record]], totals: _Totals, depth: int,
-             prompts: bool = False) -> tuple[str, list[str]]:
+             prompts: bool = False, ending: bool = True) -> tuple[str, list[str]]:
     html: list[str] = []
     text: list[str] = []
     pad = "    " * depth
     users: dict[str, bool] = {}
-    for entry in ws.sessions.messages(session_id):
+    entries = list(ws.sessions.messages(session_id))
+    for index, entry in enumerate(entries):
         message = entry.message
         if since is not None and message.id < since:
             continue
@@ -103,14 +111,17 @@ def _session(ws: Workspace, session_id: str, since: str | None, by_call: dict[st
             totals.cost += message.cost
             if depth == 0 or not totals.agent:
                 totals.agent, totals.model = message.agent, message.model
-            if message.error is not None and message.error.kind != "aborted":
-                html.append(f'<div style="color:#e53935">✗ {escape(message.error.message)}</div>')
-                text.append(f"{pad}error: {message.error.message}")
-            elif message.error is not None:
-                html.append('<div style="color:#e53935">■ stopped</div>')
-                text.append(f"{pad}(stopped)")
         for part in entry.parts:
             _part(ws, part, users, since, by_call, loose, totals, depth, html, text, prompts)
+        last = index == len(entries) - 1
+        if isinstance(message, AssistantMessage) and message.error is not None and (ending or not last):
+            # After the message's parts: a stop or an error ends the message, it does not head it.
+            if message.error.kind == "aborted":
+                html.append(f'<div class="ocnb-stopped" style="color:{COLORS["error"]}">■ stopped</div>')
+                text.append(f"{pad}(stopped)")
+            else:
+                html.append(error_html(message.error.message))
+                text.append(f"{pad}error: {message.error.message}")
     for record in loose.get(session_id, ()):
         html.append(record.html)
         text.append(pad + record.text)
@@ -149,8 +160,7 @@ def _part(ws: Workspace, part: Any, users: dict[str, bool], since: str | None, b
             child_html, child_text = _session(ws, child_id, None, by_call, loose, child_totals, depth + 1)
             totals.tokens += child_totals.tokens
             totals.cost += child_totals.cost
-            done = part.state.status in ("completed", "error")
-            title = child_title(*task_heading(part), metadata.get("tools", []), done)
+            title = child_title(*task_heading(part), metadata.get("tools", []), task_state(part))
             html.append(f'<details class="ocnb-child" style="margin:2px 0 2px 12px"><summary>{escape(title)}'
                         f'</summary><div style="margin-left:12px">{child_html}</div></details>')
             text.append(f"{pad}  ┌ {title}")

@@ -1,7 +1,9 @@
 """Fixtures for browser tests: a real JupyterLab server plus headless Chromium (see ``lab.py``).
 
-* ``lab`` (module scope) — a started :class:`~tests.e2e.lab.Lab`; one server and browser per test module.
-* ``lab_env`` (module scope) — extra environment for the server and its kernels; override it in a test module::
+* ``lab`` (module scope) — a started :class:`~tests.e2e.lab.Lab`; one server and browser per test module, with
+  the application reachable as ``window.jupyterapp`` (to run JupyterLab's own commands, switch themes).
+* ``lab_env`` (module scope) — extra environment for the server and its kernels (default: a private session
+  store); override it in a test module::
 
       @pytest.fixture(scope="module")
       def lab_env(tmp_path_factory):
@@ -49,8 +51,8 @@ def require_browser() -> None:
 
 
 @pytest.fixture(scope="module")
-def lab_env() -> dict[str, str]:
-    return {}
+def lab_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return {"OPENCODE_NB_DATA_DIR": str(tmp_path_factory.mktemp("ocnb-data"))}
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +64,7 @@ def lab_pythonpath() -> list[str]:
 def lab(tmp_path_factory: pytest.TempPathFactory, lab_env: dict[str, str], lab_pythonpath: list[str]) -> Iterator[Lab]:
     require_browser()
     root = tmp_path_factory.mktemp("lab-root")
-    with Lab(root, env=lab_env, pythonpath=lab_pythonpath) as started:
+    with Lab(root, env=lab_env, pythonpath=lab_pythonpath, expose_app=True) as started:
         yield started
 
 

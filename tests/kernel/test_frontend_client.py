@@ -141,3 +141,19 @@ async def test_events_reach_the_request_they_belong_to_and_the_subscribers():
     comm.deliver({"reply_to": request_id, "ok": True, "results": []})
     await task
     assert seen == ["a", "b"] and everything == ["a", "b"]
+
+
+def test_a_hello_on_a_new_comm_is_a_page_connecting_anew_and_a_repeated_hello_is_not():
+    frontend, comm = connected()
+    told: list[int] = []
+    frontend.on_page(lambda: told.append(frontend.pages))
+    comm.deliver(HELLO)  # the extension says hello twice on each comm it opens
+    assert frontend.pages == 1 and told == []
+    reloaded = RecordingComm()
+    from_another_thread(lambda: frontend._opened_by_frontend(reloaded, {"content": {"data": HELLO}}))
+    reloaded.deliver(HELLO)
+    assert frontend.pages == 2 and told == [2]
+    reloaded.on_closed({})  # the notebook closed, then opened again in the same page
+    reopened = RecordingComm()
+    frontend._opened_by_frontend(reopened, {"content": {"data": HELLO}})
+    assert frontend.pages == 3 and told == [2, 3]

@@ -82,7 +82,7 @@ def test_an_interrupt_ends_a_busy_loop_at_once_and_the_session_goes_on(kernel):
     fe.interrupt()
     reply = fe.done(msg)
     assert time.time() - started < 3
-    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "AgentStopped"
     assert namespace_has(fe, "n > 0") == "True"  # the loop ran in the person's namespace until stopped
     again = fe.execute("%agent are you there?")
     assert fe.done(again)["content"]["status"] == "ok"

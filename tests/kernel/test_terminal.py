@@ -67,3 +67,42 @@ async def test_an_empty_line_refuses_and_a_closed_input_refuses_instead_of_hangi
     assert outcomes(ws, session.id) == [("echo one", "error"), ("echo two", "error")]
     off()
     await ws.aclose()
+
+
+PLAN_FIRST = [{"text": "Planning first.", "tool_calls": [{"name": "plan_enter", "input": {}}]},
+              {"text": "Here is my plan."}]
+
+
+async def test_a_mode_switch_is_one_short_line_not_the_instructions_written_for_the_model(tmp_path):
+    import io
+
+    ws = workspace(tmp_path, PLAN_FIRST)
+    out, terminal = io.StringIO(), Terminal(["1"])
+    off = wire(ws, read=terminal, out=out)
+    session = ws.sessions.create(str(tmp_path))
+    await ws.prompt(session.id, "make a plan")
+    text = out.getvalue()
+    assert "Switch to the plan agent" in terminal.prompts[0]
+    assert "✓ plan_enter Switched to planning" in text and "\n  → @plan takes over\n" in text
+    assert text.index("✓ plan_enter") < text.index("→ @plan takes over") < text.index("plan: Here is my plan.")
+    assert "Research the task" not in text and "(mode switch)" not in text and "you: The person asked" not in text
+    assert "asked: Switch" not in text, "the question put on the terminal is not printed a second time"
+    off()
+    await ws.aclose()
+
+
+async def test_each_ask_is_one_line_just_above_the_call_it_was_for(tmp_path):
+    import io
+
+    ws = workspace(tmp_path, TWO)
+    out, terminal = io.StringIO(), Terminal(["a"])  # "always" for the first covers the second
+    off = wire(ws, read=terminal, out=out)
+    session = ws.sessions.create(str(tmp_path))
+    await ws.prompt(session.id, "run both")
+    text = out.getvalue()
+    assert len(terminal.prompts) == 1 and "? build asks for bash: echo one" in terminal.prompts[0]
+    assert "? permission" not in text and "asked for bash echo one" not in text, "answered at the prompt: no echo"
+    assert text.count("asked for bash echo two") == 1
+    assert text.index("? build asked for bash echo two: always allowed") < text.index("✓ bash two")
+    off()
+    await ws.aclose()

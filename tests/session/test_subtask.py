@@ -255,3 +255,44 @@ async def test_declining_to_leave_plan_mode_keeps_planning(h):
     final = await h.prompt("plan it", agent="plan")
     assert final.agent == "plan" and "keep planning" in h.tool_parts()[0].state.error
     assert [m.message.agent for m in h.ws.sessions.messages(h.session.id) if m.message.role == "user"] == ["plan"]
+
+
+NO_KEY_EXPLORE = {"agent": {"explore": {"model": "anthropic/claude-sonnet-4-5"}}}
+"""A subagent on a provider with no API key here: its run cannot even start."""
+
+
+async def test_a_task_whose_subagent_cannot_start_fails_cleanly_and_keeps_its_child_session(make, caplog):
+    h = make(NO_KEY_EXPLORE)
+    h.script({"tool_calls": [task("Survey", "List the modules.")]}, {"text": "I will look myself."})
+    final = await h.prompt("go")
+    assert final.finish == "stop"
+    [call] = h.tool_parts()
+    [child] = h.ws.sessions.children(h.session.id)
+    assert call.state.status == "error"
+    assert call.state.error.startswith("Task failed: No API key for anthropic")
+    assert call.state.metadata["session_id"] == child.id, "the transcript still finds the child"
+    assert not [r for r in caplog.records if r.levelname == "ERROR"], "an expected failure, not a bug"
+
+
+async def test_a_mentioned_subagent_that_cannot_start_ends_its_task_as_an_error_the_primary_reads(make):
+    h = make(NO_KEY_EXPLORE)
+    h.script({"text": "Explore could not run; the mean is in stats.py."})
+    final = await h.prompt("@explore where is the mean computed?")
+    [call] = [p for p in h.tool_parts() if p.tool == "task"]
+    assert call.state.status == "error" and "No API key for anthropic" in call.state.error
+    assert call.state.metadata["session_id"] == h.ws.sessions.children(h.session.id)[0].id
+    assert final.finish == "stop" and final.error is None
+    [request] = h.step_requests()
+    assert any("No API key for anthropic" in str(block) for m in request.messages for block in m.content)
+
+
+async def test_the_model_reads_how_to_continue_a_task_and_people_read_only_the_answer(h):
+    from opencode_nb.tool.task import task_answer
+
+    h.model.respond = ByAgent(build=[{"tool_calls": [task("Look", "find the mean")]}, {"text": "ok"}],
+                              explore=[{"text": "It is in stats.py."}])
+    await h.prompt("go")
+    [call] = h.tool_parts()
+    child_id = call.state.metadata["session_id"]
+    assert f"<task_metadata>\nsession_id: {child_id}" in call.state.output
+    assert task_answer(call.state.output) == "It is in stats.py."

@@ -80,3 +80,18 @@ async def test_a_refused_unchecked_line_tells_the_model_why_it_needed_a_person(t
 async def test_with_nothing_denied_an_interpreter_s_inline_code_runs(tmp_path):
     state = await run_one(tmp_path, {"bash": "allow"}, "python3 -c 'print(6 * 7)'")
     assert state.status == "completed" and state.output.startswith("42")
+
+
+async def test_a_failing_command_is_a_result_the_model_reads_in_full_with_its_exit_code(tmp_path):
+    ws, model, _ = workspace(tmp_path, {"bash": "allow"})
+    model.turns.extend(Scripted([{"tool_calls": [{"name": "bash", "input": {"command": "echo broken; exit 2"}}]},
+                                 {"text": "It failed."}]).turns)
+    session = ws.sessions.create(str(ws.root))
+    await asyncio.wait_for(ws.prompt(session.id, "go"), 10)
+    [part] = [p for m in ws.sessions.messages(session.id) for p in m.parts if p.type == "tool"]
+    assert part.state.status == "completed", "the output is worth reading; views show it failed from the exit"
+    assert (part.state.metadata["exit"], part.state.metadata["timed_out"]) == (2, False)
+    last_step = [r for r in model.requests if r.purpose == "step"][-1]
+    [result] = [block for m in last_step.messages if m.role == "tool" for block in m.content]
+    assert result.output == "broken\n\n(exit code 2)" and not getattr(result, "is_error", False)
+    ws.close()

@@ -28,18 +28,18 @@ def test_a_tool_title_wins_over_the_label_from_its_input():
 def test_a_child_section_names_a_running_call_without_a_title_from_its_input():
     tools = [{"tool": "read", "status": "completed", "title": "README.md", "input": {"path": "README.md"}},
              {"tool": "grep", "status": "running", "title": "", "input": {"pattern": "def mean"}}]
-    assert child_title("explore", "Survey", tools, done=False) == "@explore — Survey · 2 tools, running: grep def mean"
+    assert child_title("explore", "Survey", tools, "running") == "@explore — Survey · 2 tools, running: grep def mean"
 
 
 def test_a_child_section_prefers_the_title_the_tool_gave_its_call():
     tools = [{"tool": "bash", "status": "running", "title": "Run the tests", "input": {"command": "pytest -x"}}]
-    assert child_title("general", "Check", tools, done=False).endswith("running: bash Run the tests")
+    assert child_title("general", "Check", tools, "running").endswith("running: bash Run the tests")
 
 
 def test_summaries_stored_without_the_calls_input_still_read():
-    assert child_title("explore", "Survey", [{"tool": "glob", "status": "running", "title": ""}], done=False) == \
+    assert child_title("explore", "Survey", [{"tool": "glob", "status": "running", "title": ""}], "running") == \
         "@explore — Survey · 1 tool, running: glob"
-    assert child_title("explore", "Survey", [{"tool": "glob", "status": "running", "title": "*.py"}], done=False) \
+    assert child_title("explore", "Survey", [{"tool": "glob", "status": "running", "title": "*.py"}], "running") \
         .endswith("running: glob *.py")
 
 

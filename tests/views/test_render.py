@@ -64,8 +64,8 @@ def test_a_child_section_title_says_who_what_how_many_and_what_runs_now():
 
     tools = [{"tool": "glob", "status": "completed", "title": "*"},
              {"tool": "grep", "status": "running", "title": "def mean"}]
-    assert child_title("explore", "Survey", tools, done=False) == "@explore — Survey · 2 tools, running: grep def mean"
-    assert child_title("explore", "Survey", tools[:1], done=True) == "@explore — Survey · 1 tool, done"
+    assert child_title("explore", "Survey", tools, "running") == "@explore — Survey · 2 tools, running: grep def mean"
+    assert child_title("explore", "Survey", tools[:1], "done") == "@explore — Survey · 1 tool, done"
 
 
 def test_python_code_is_shown_highlighted_in_its_prompt_and_card():
@@ -80,3 +80,55 @@ def test_python_code_is_shown_highlighted_in_its_prompt_and_card():
     part = ToolPart(session_id="s", message_id="m", call_id="c", tool="python",
                     state=ToolCompleted(input={"code": "x = 1"}, output="ok", title="x", started_at=0.0))
     assert "<summary>code</summary>" in tool_card_html(part)
+
+
+def test_a_text_within_the_limits_is_not_clipped_whatever_its_last_line_break():
+    from opencode_nb.views.render import clip
+
+    assert clip("--- a.py\n+++ a.py\n-x = 1\n+x = 2\n") == "--- a.py\n+++ a.py\n-x = 1\n+x = 2"
+    assert clip("one\r\ntwo\r\n") == "one\r\ntwo"
+    assert "more" not in clip("x\n" * 400)
+
+
+def test_a_clipped_text_counts_exactly_what_it_left_out():
+    from opencode_nb.views.render import clip
+
+    assert clip("1\n2\n3\n4\n", lines=2) == "1\n2\n… 2 more lines"
+    assert clip("1\n2\n3", lines=2) == "1\n2\n… 1 more line"
+    assert clip("abcdef\n", chars=4) == "abcd\n… 2 more characters"
+    assert clip("abcde", chars=4) == "abcd\n… 1 more character"
+
+
+def test_a_diff_under_an_edit_card_says_nothing_was_cut_when_nothing_was():
+    state = ToolCompleted(input={"path": "a.py"}, output="Edited a.py", title="a.py", started_at=1.0, ended_at=2.5,
+                          metadata={"diff": "--- a.py\n+++ a.py\n-x = 1\n+x = 2\n"})
+    assert "more character" not in tool_card_html(part(state))
+
+
+def bash_card(**metadata):
+    state = ToolCompleted(input={"command": "pytest -q"}, output="1 failed\n\n(exit code 1)", title="Run the tests",
+                          started_at=1.0, ended_at=3.0, metadata={"command": "pytest -q", **metadata})
+    return ToolPart(session_id="s", message_id="m", call_id="c", tool="bash", state=state)
+
+
+def test_a_command_that_exits_non_zero_is_shown_failed_with_its_exit_code():
+    html = tool_card_html(bash_card(exit=1, timed_out=False))
+    assert "✗ exit 1 2.0s" in html and "✓" not in html
+    assert 'class="ocnb-tool ocnb-failed"' in html and "border-left:3px solid #e53935" in html
+    assert "1 failed" in html, "the output is still there to read"
+    assert tool_card_text(bash_card(exit=1, timed_out=False)).startswith("✗ bash Run the tests  (exit 1, 2.0s)")
+
+
+def test_a_command_stopped_at_its_timeout_is_shown_failed():
+    assert "✗ timed out 2.0s" in tool_card_html(bash_card(exit=None, timed_out=True))
+    assert tool_card_text(bash_card(exit=None, timed_out=True)).startswith("✗ bash Run the tests  (timed out, 2.0s)")
+
+
+def test_a_command_that_succeeds_keeps_its_tick():
+    html = tool_card_html(bash_card(exit=0, timed_out=False))
+    assert "✓ 2.0s" in html and 'class="ocnb-tool ocnb-completed"' in html and "exit 0" not in html
+    assert tool_card_text(bash_card(exit=0, timed_out=False)).startswith("✓ bash Run the tests  (2.0s)")
+
+
+def test_a_command_killed_by_a_signal_says_which():
+    assert "✗ killed by signal 9 2.0s" in tool_card_html(bash_card(exit=-9, timed_out=False))

@@ -1,0 +1,115 @@
+"""Keeping the notebook's workspace in step with its configuration files, and saying what it found.
+
+Before each `%agent` cell the files are compared with what the workspace read (a few `stat` calls). A
+change is read again at once, so editing `opencode.yaml` needs no `%agent reload`. A changed file that has
+problems does not throw away a configuration that works: the notebook keeps the previous one, says so
+once per change with every problem in it, and reads the files again at the next cell after they change.
+Nothing is read again while an agent runs: its tools and rules stay what they were when it started.
+
+Warnings (an unknown key, an unset variable) are shown once per reading, as plain lines in the cell that
+first uses the configuration; Python's own display of them (with a line of our source under each) is
+turned off in the kernel while the extension is loaded.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..config.load import Stamp
+    from ..workspace import Workspace
+    from .runner import NotebookAgent
+
+
+class ConfigWatch:
+    def __init__(self, agent: NotebookAgent) -> None:
+        self.agent = agent
+        self._warned: weakref.WeakSet[Workspace] = weakref.WeakSet()
+        """Workspaces whose warnings were shown."""
+        self._refused: Stamp | None = None
+        """The files as they were when they were last found wrong: said once, until they change again."""
+
+    def refresh(self) -> list[str]:
+        """Read the configuration again if its files changed; the lines the person should read now.
+
+        Raises:
+            ConfigError: the configuration cannot be read and there is no previous one to keep (the first
+                reading in this kernel failed): every problem, so all can be fixed at once.
+        """
+        ws = self.agent.workspace()
+        notes: list[str] = []
+        stamp = ws.loaded.on_disk()
+        if stamp != ws.loaded.stamp and stamp != self._refused and not self._running():
+            try:
+                check(ws)
+            except ConfigError as exc:
+                self._refused = stamp
+                notes.append(kept_message(exc))
+            else:
+                self._refused = None
+                changed = sorted({path for path, *_ in set(stamp) ^ set(ws.loaded.stamp)})
+                ws = self.reload(checked=True)
+                notes.append(f"Configuration read again: {', '.join(changed)} changed.")
+        return notes + self.warnings(ws)
+
+    def reload(self, *, checked: bool = False) -> Workspace:
+        """A new workspace from the files as they are now; the notebook's session carries on.
+
+        Args:
+            checked: the files were just found right; do not read them an extra time first.
+
+        Raises:
+            UsageError: the files have problems; the workspace in use is kept, and the message says so.
+            ConfigError: the files have problems and no workspace was ever built here to keep.
+        """
+        agent = self.agent
+        try:
+            previous: Workspace | None = agent.workspace()
+        except ConfigError:
+            previous = None  # nothing to keep: building anew below says what is wrong
+        if previous is not None and not checked:
+            try:
+                check(previous)
+            except ConfigError as exc:
+                from IPython.core.error import UsageError
+
+                self._refused = previous.loaded.on_disk()
+                raise UsageError(kept_message(exc)) from None
+        current = agent.session_id
+        agent.reset_workspace()
+        ws = agent.workspace()
+        agent.session_id = current
+        return ws
+
+    def warnings(self, ws: Workspace) -> list[str]:
+        """The workspace's warnings, the first time they are asked for."""
+        if ws in self._warned:
+            return []
+        self._warned.add(ws)
+        return [f"warning: {w}" for w in ws.warnings]
+
+    def stale(self, ws: Workspace) -> bool:
+        """Whether the files changed since `ws` read them and were found wrong: `ws` is the one kept."""
+        return self._refused is not None and ws.loaded.on_disk() == self._refused
+
+    def _running(self) -> bool:
+        return any(not run.done.is_set() for run in self.agent.runs)
+
+
+def check(ws: Workspace) -> None:
+    """Read the workspace's configuration files again, only to see whether they are right.
+
+    Raises:
+        ConfigError: every problem in them.
+    """
+    from ..config import load_config
+
+    load_config(ws.directory, env=ws.env)  # its warnings: the new workspace shows them, once
+
+
+def kept_message(exc: ConfigError) -> str:
+    return (f"The configuration files changed but cannot be used, so this notebook keeps the configuration it "
+            f"read before:\n{exc}\nFix the file; it is read again at the next %agent cell.")
