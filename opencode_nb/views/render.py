@@ -189,13 +189,11 @@ def diff_html(diff: str) -> str:
 
 
 def code_html(code: str, *, summary: str | None = None) -> str:
-    """Python as the person reads it in a prompt or a card: highlighted, inline styles (saved notebooks keep no
-    stylesheet). With `summary`, folded under it."""
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import PythonLexer
+    """Python as the person reads it in a prompt or a card, highlighted in the theme's editor colours. With
+    `summary`, folded under it."""
+    from .highlight import python_html
 
-    body = highlight(clip(code), PythonLexer(), HtmlFormatter(noclasses=True, nowrap=True, style="friendly"))
+    body = python_html(clip(code))
     pre = f'<pre class="ocnb-code" style="{PRE}">{body}</pre>'
     return f"<details><summary>{escape(summary)}</summary>{pre}</details>" if summary else pre
 

@@ -19,13 +19,14 @@ pytestmark = pytest.mark.e2e
 
 RUN = [
     {"reasoning": "The check may fail.", "text": "Checking the build.", "tool_calls": [{"name": "bash", "input": {
-        "command": "echo broken; exit 2", "description": "Run the check"}}]},
+        "command": "echo broken; exit 2", "description": "Run the check"}}, {"name": "python", "input": {
+        "code": "total = sum(range(10))  # add up\nprint(f'total: {total}')", "description": "Add up"}}]},
     {"tool_calls": [{"name": "task", "input": {"description": "Survey the files", "prompt": "List the files.",
                                                 "subagent_type": "explore"}}]},
     {"text": "One file: notes.txt."},
     {"text": "Done: the check **failed** with exit 2; the survey found notes.txt."},
 ]
-"""One run: a failing command the person allows, a reasoning block, a child session, an answer."""
+"""One run: a failing command the person allows, highlighted code, a reasoning block, a child session, an answer."""
 
 CONTRAST_JS = """(roots) => {
   const canvas = document.createElement('canvas');
@@ -39,7 +40,7 @@ CONTRAST_JS = """(roots) => {
   for (const root of document.querySelectorAll(roots)) {
     for (const el of [root, ...root.querySelectorAll('*')]) {
       const text = [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim();
-      if (!text || !el.getClientRects().length || el.closest('.ocnb-code, button, .widget-button')) continue;
+      if (!text || !el.getClientRects().length || el.closest('button, .widget-button')) continue;
       const chain = [];
       for (let e = el; e; e = e.parentElement) chain.unshift(e);
       ctx.clearRect(0, 0, 1, 1);
@@ -81,7 +82,8 @@ def failing(texts: list[dict[str, Any]]) -> list[str]:
 @pytest.mark.parametrize(("theme", "background"), [("JupyterLab Dark", "#111"), ("JupyterLab Light", "white")])
 def test_every_text_of_a_run_keeps_aa_contrast_live_and_saved(lab: Lab, theme: str, background: str) -> None:
     (lab.root / "opencode.yaml").write_text(yaml.safe_dump({
-        "model": "scripted/e2e", "permission": {"bash": "ask"}, "provider": {"scripted": {"script": RUN}}}))
+        "model": "scripted/e2e", "permission": {"bash": "ask", "python": "allow"},
+        "provider": {"scripted": {"script": RUN}}}))
     (lab.root / "notes.txt").write_text("hello\n")
     name = f"contrast-{theme.split()[-1].lower()}.ipynb"
     lab.write_notebook(name, ["%load_ext opencode_nb", "%%agent\nCheck the build, then survey the files."])
@@ -104,7 +106,9 @@ def test_every_text_of_a_run_keeps_aa_contrast_live_and_saved(lab: Lab, theme: s
     nb.locator(".ocnb-transcript").first.wait_for()
     nb.locator(".ocnb-transcript details.ocnb-child summary").first.click()
     nb.locator(".ocnb-transcript details.ocnb-reasoning summary").first.click()
+    nb.locator(".ocnb-transcript details:has(> pre.ocnb-code) > summary").first.click()
     saved = measured(lab, SAVED)
+    assert {"sum", "# add up"} <= {t["text"] for t in saved}, "the highlighted code was measured"
     classes = " ".join(t["cls"] for t in saved)
     for seen in ("ocnb-header", "ocnb-tool-state", "ocnb-ask-record"):
         assert seen in classes, f"{seen} was not measured"

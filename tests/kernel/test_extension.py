@@ -112,7 +112,8 @@ def test_a_front_end_that_never_shows_the_view_is_treated_as_headless(kernel):
     fe = kernel(SAY_HI, render_views=False)
     fe.run("%config Agent.probe_timeout_s = 0.5")
     msg = fe.execute("%%agent\nsay hi please")
-    assert fe.done(msg, timeout=20)["content"]["status"] == "ok"
+    reply = fe.done(msg, timeout=20)["content"]
+    assert reply["status"] == "ok", (reply.get("ename"), reply.get("evalue"), fe.text(msg))
     assert "refused by policy" in fe.text(msg)
 
 
