@@ -24,7 +24,8 @@ PLAN_CELL = "%%agent --agent plan\nPlan how to write and count a greeting."
 
 MODEL = '''
 import re
-from opencode_nb.provider.request import TextBlock, ToolResultBlock
+from opencode_nb.provider.builtin.history import last_turn
+from opencode_nb.provider.request import TextBlock
 
 PLAN = """# Write and count a greeting
 
@@ -41,18 +42,8 @@ FAIL = set()
 """Steps whose request fails at the provider."""
 
 
-def _turn(request):
-    for index in range(len(request.messages) - 1, -1, -1):
-        message = request.messages[index]
-        texts = [b.text for b in message.content if isinstance(b, TextBlock)]
-        if message.role == "user" and texts and not all(t.startswith("<system-reminder>") for t in texts):
-            done = [b for m in request.messages[index + 1:] for b in m.content if isinstance(b, ToolResultBlock)]
-            return texts, done
-    return [], []
-
-
 def respond(request):
-    texts, done = _turn(request)
+    texts, done = last_turn(request)
     if "You are the plan agent" in "\\n".join(request.system):
         if not done:
             every = "\\n".join(b.text for m in request.messages for b in m.content if isinstance(b, TextBlock))

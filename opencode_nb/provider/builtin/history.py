@@ -88,6 +88,18 @@ def since(request: LLMRequest, matches: Callable[[str], bool]) -> Since | None:
     return Since(prompt=text, steps=steps)
 
 
+def last_turn(request: LLMRequest) -> tuple[list[str], list[ToolResultBlock]]:
+    """The texts of the newest user turn, and the tool results that came after it. Reminders, which the loop
+    appends to every request as a user message of their own, are not a turn."""
+    for index in range(len(request.messages) - 1, -1, -1):
+        message = request.messages[index]
+        texts = [b.text for b in message.content if isinstance(b, TextBlock)]
+        if message.role == "user" and texts and not all(t.startswith(REMINDER) for t in texts):
+            results = [b for m in request.messages[index + 1:] for b in m.content if isinstance(b, ToolResultBlock)]
+            return texts, results
+    return [], []
+
+
 def first_line(text: str, limit: int = 200) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return line if len(line) <= limit else line[:limit - 1] + "…"

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..request import LLMRequest, TextBlock, ToolResultBlock
-from .history import Call, Since, first_line, since, words
+from ..request import LLMRequest, ToolResultBlock
+from .history import Call, Since, first_line, last_turn, since, words
 
 PROMPT = ("The average temperature in summarise() looks too high. Find the bug in this project, fix it, "
           "check the fix, and keep a todo list while you work.")
@@ -206,21 +206,9 @@ STEPS: dict[str, dict[str, Any]] = {
 """The first move of each step of the demo's plan."""
 
 
-def _last_user(request: LLMRequest) -> tuple[list[str], list[ToolResultBlock]]:
-    """The texts of the newest user turn, and the tool results that came after it. Reminders, which the loop
-    appends to every request as a user message of their own, are not a turn."""
-    for index in range(len(request.messages) - 1, -1, -1):
-        message = request.messages[index]
-        texts = [b.text for b in message.content if isinstance(b, TextBlock)]
-        if message.role == "user" and texts and not all(t.startswith("<system-reminder>") for t in texts):
-            results = [b for m in request.messages[index + 1:] for b in m.content if isinstance(b, ToolResultBlock)]
-            return texts, results
-    return [], []
-
-
 def _step_turn(request: LLMRequest) -> dict[str, Any] | None:
     """The build agent's move when it carries out one step of a plan saved as cells, or None."""
-    texts, results = _last_user(request)
+    texts, results = last_turn(request)
     step = next((m.group(1) for t in texts if (m := STEP_PROMPT.search(t))), None)
     if step is None:
         return None
@@ -241,7 +229,7 @@ def _step_turn(request: LLMRequest) -> dict[str, Any] | None:
 
 def _saved_as_cells(request: LLMRequest) -> bool:
     """plan_exit just saved the plan as cells: the build agent must not carry it out now."""
-    texts, results = _last_user(request)
+    texts, results = last_turn(request)
     earlier = [b for m in request.messages for b in m.content if isinstance(b, ToolResultBlock)]
     return not results and any("saved as" in t and "notebook cells" in t for t in texts) and any(
         r.name == "plan_exit" and SAVED_AS_CELLS in r.output for r in earlier[-1:])
