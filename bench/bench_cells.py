@@ -81,7 +81,7 @@ def _filler(n: int) -> list[str]:
 
 
 def _with_outputs(lab: Lab, name: str) -> None:
-    """Give every third code cell a saved output, as a worked notebook has."""
+    """Give half the code cells (a third of all cells) a saved output, as a worked notebook has."""
     path = lab.root / name
     nb = json.loads(path.read_text())
     for i, cell in enumerate(nb["cells"]):

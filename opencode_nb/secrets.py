@@ -45,7 +45,8 @@ MIN_LENGTH = 8
 """Values shorter than this are not redacted: `password` or `true` would hide half of every page."""
 
 _SECRET_NAME = re.compile(r"(?:_API_KEY|_TOKEN)$|SECRET|PASSWORD", re.IGNORECASE)
-_ENV_REFERENCE = re.compile(r"^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
+ENV_REFERENCE = re.compile(r"^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
+"""A whole value that names a variable (`{env:NAME}`): the variable's value, never the text, is the secret."""
 _SKIPPED_FIELDS = frozenset({"id", "session_id", "message_id", "parent_id", "call_id", "type", "status", "role"})
 """Ids and tags of stored models: never text anybody wrote, so never searched."""
 
@@ -84,7 +85,7 @@ def secret_set(
     hidden = list(names)
     values: dict[str, str] = {}
     for key, written in (keys or {}).items():
-        reference = _ENV_REFERENCE.match(written)
+        reference = ENV_REFERENCE.match(written)
         if reference is not None:
             hidden.append(reference.group(1))
             written = env.get(reference.group(1), "")

@@ -246,9 +246,6 @@ export function replaceCell(view: NotebookView, params: Params): Record<string, 
       model.sharedModel.deleteCell(index);
       model.sharedModel.insertCell(index, replacement as unknown as nbformat.ICell);
     });
-    if (trusted) {
-      model.cells.get(index).trusted = true;
-    }
   } else {
     const shared = cell.sharedModel;
     shared.transact(() => {
@@ -268,9 +265,9 @@ export function replaceCell(view: NotebookView, params: Params): Record<string, 
         }
       }
     });
-    if (trusted) {
-      cell.trusted = true;
-    }
+  }
+  if (trusted) {
+    model.cells.get(index).trusted = true; // the cell now at its place: a new one if its type changed
   }
   return { previous };
 }

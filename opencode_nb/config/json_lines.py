@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .layer import KeyPath
-from .yaml_lines import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH
+from .yaml_lines import MAX_CONFIG_DEPTH, check_size
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
@@ -36,9 +36,7 @@ def parse_json(text: str, path: Path) -> tuple[dict[str, Any], dict[KeyPath, int
     """
     if not text.strip():
         return {}, {}, []
-    if len(text) > MAX_CONFIG_BYTES:
-        raise ConfigError(path, hint=f"refused: it is {len(text) / 2**20:.1f} MiB, and a configuration file may be "
-                                     f"at most {MAX_CONFIG_BYTES // 2**20} MiB")
+    check_size(len(text), path)
     deep = _too_deep(text)
     if deep is not None:
         raise ConfigError(path, line=text.count("\n", 0, deep) + 1,

@@ -38,7 +38,7 @@ from .parse import read_config_file, read_definition
 from .paths import discover, expand_home, global_config_dir, project_root, resolve_instructions
 from .schema import AgentConfig, CommandConfig, Config
 from .validate import action_problems, drop_unknown, validation_problems
-from .yaml_lines import MAX_CONFIG_BYTES
+from .yaml_lines import check_size
 
 CONFIG_ENV = "OPENCODE_NB_CONFIG"
 """Names one more config file, read after the project's files."""
@@ -207,9 +207,7 @@ def _small(path: Path) -> Path:
         size = path.stat().st_size
     except OSError:
         return path  # reading it reports the problem
-    if size > MAX_CONFIG_BYTES:
-        raise ConfigError(path, hint=f"refused: it is {size / 2**20:.1f} MiB, and a configuration file may be at "
-                                     f"most {MAX_CONFIG_BYTES // 2**20} MiB")
+    check_size(size, path)
     return path
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .layer import KeyPath, Layer
-from .yaml_lines import MAX_CONFIG_BYTES, parse_yaml
+from .yaml_lines import check_size, parse_yaml
 
 BODY_KEYS = {"agent": "prompt", "command": "template"}
 """Which field the markdown body fills, per kind of definition."""
@@ -33,9 +33,7 @@ def read_markdown(path: Path, text: str, kind: str, name: str) -> Layer:
             hold an unquoted `: ` (names the file and line); the file or its frontmatter is past a limit
             of yaml_lines.py (size, nesting, aliases).
     """
-    if len(text) > MAX_CONFIG_BYTES:
-        raise ConfigError(path, hint=f"refused: it is {len(text) / 2**20:.1f} MiB, and an agent or command file "
-                                     f"may be at most {MAX_CONFIG_BYTES // 2**20} MiB")
+    check_size(len(text), path, "an agent or command file")
     body_key = BODY_KEYS[kind]
     fields: dict[str, Any] = {}
     field_lines: dict[KeyPath, int] = {}

@@ -87,19 +87,9 @@ def _section(model: type[BaseModel], key: str) -> tuple[type[BaseModel], bool] |
     return None
 
 
-def check_actions(merged: dict[str, Any], origins: Origins) -> None:
-    """Every action in `permission` and `agent.<name>.permission` is allow, ask or deny.
-
-    Raises:
-        ConfigError: names the file and line of each bad action, its full key path and the allowed values.
-    """
-    problems = action_problems(merged, origins)
-    if problems:
-        raise ConfigError.combine(problems)
-
-
 def action_problems(merged: dict[str, Any], origins: Origins) -> list[ConfigError]:
-    """One error per action in the permission sections that is not allow, ask or deny."""
+    """One error per action in `permission` and `agent.<name>.permission` that is not allow, ask or deny,
+    naming the file and line it came from, its full key path and the allowed values."""
     sections: list[KeyPath] = [("permission",)] if merged.get("permission") is not None else []
     agents = merged.get("agent")
     if isinstance(agents, dict):
@@ -139,18 +129,6 @@ def _check_action(value: Any, path: KeyPath, origins: Origins, *, nested: bool) 
                f"got a {_kind(value)}"
     source, line = _origin(origins, path)
     return ConfigError(source, line=line, key=dotted(path), hint=hint)
-
-
-def validate(merged: dict[str, Any], origins: Origins) -> Config:
-    """The merged data as a `Config`.
-
-    Raises:
-        ConfigError: for every invalid value, each naming the file and line it came from.
-    """
-    config, problems = validation_problems(merged, origins)
-    if config is None:
-        raise ConfigError.combine(problems)
-    return config
 
 
 def validation_problems(merged: dict[str, Any], origins: Origins, *,

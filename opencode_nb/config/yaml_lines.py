@@ -34,6 +34,17 @@ MAX_CONFIG_VALUES = 100_000
 """Most values a document may hold with every alias expanded; a real config holds hundreds."""
 
 
+def check_size(size: int, path: Path, what: str = "a configuration file") -> None:
+    """Refuse a file of `size` past MAX_CONFIG_BYTES, in the one wording every reader of these files uses.
+
+    Raises:
+        ConfigError: `size` is past the limit.
+    """
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError(path, hint=f"refused: it is {size / 2**20:.1f} MiB, and {what} may be at most "
+                                     f"{MAX_CONFIG_BYTES // 2**20} MiB")
+
+
 class _LimitError(yaml.MarkedYAMLError):
     """A document past one of the limits above (a YAMLError, so the loader's cleanup stays the same)."""
 
@@ -105,9 +116,7 @@ def load_yaml(text: str, path: Path) -> Any:
 
 
 def _load(text: str, path: Path, first_line: int) -> tuple[Any, yaml.Node | None, list[tuple[str, int]]]:
-    if len(text) > MAX_CONFIG_BYTES:
-        raise ConfigError(path, hint=f"refused: it is {len(text) / 2**20:.1f} MiB, and a configuration file may be "
-                                     f"at most {MAX_CONFIG_BYTES // 2**20} MiB")
+    check_size(len(text), path)
     loader = _Loader(text)
     try:
         node = loader.get_single_node()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..permission.unattended import POLICY_ENV
+from ..provider.registry import OFFLINE_MODEL
 from ..views.text import TextTranscript
 from .scratch import copy_sample, process_scratch
 from .script import DEMO_PROMPT, DemoModel
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 
 DEMO_PERMISSIONS = {"edit": "ask", "bash": {"*": "ask", "python *": "allow", "ls *": "allow"}}
 """Edits and unknown commands ask, so the transcript shows the permission flow."""
-DEMO_MODEL = "scripted/demo"
 
 Attach = Callable[["Workspace", TextIO], Callable[[], None]]
 """Prints a workspace's session and answers its asks (the terminal's `wire`); returns what undoes it."""
@@ -110,7 +110,7 @@ async def demo(model: str | None = None, *, keep: bool = False, out: TextIO | No
     workdir = Path(tempfile.mkdtemp(prefix="opencode-nb-demo-"))
     project = copy_sample(workdir)
     env = {**os.environ, POLICY_ENV: os.environ.get(POLICY_ENV) or "allow"}
-    config: dict[str, Any] = {"model": model or DEMO_MODEL, "permission": DEMO_PERMISSIONS}
+    config: dict[str, Any] = {"model": model or OFFLINE_MODEL, "permission": DEMO_PERMISSIONS}
     ws = Workspace(project, config, data_dir=workdir / "data", env=env)
     if model is None:
         ws.providers.register("scripted", Scripted(respond=DemoModel()))  # whatever a config's script says

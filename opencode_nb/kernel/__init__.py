@@ -111,9 +111,11 @@ def unload_ipython_extension(shell: Any) -> None:
     agent: NotebookAgent | None = _state.get("agent")
     if agent is None:
         return
-    if _state.get("warning_filter") in warnings.filters:
-        warnings.filters.remove(_state["warning_filter"])
-        warnings._filters_mutated()  # type: ignore[attr-defined]
+    quiet = _state.pop("warning_filter", None)
+    if quiet in warnings.filters:
+        # An "ignore" filter leaves nothing in the modules' warning registries, so taking it out needs no
+        # reset of them (nor the private `warnings._filters_mutated`, which Python 3.14 renamed).
+        warnings.filters.remove(quiet)
     agent.stop()
     agent.frontend.close()
     agent.activity.unregister()

@@ -363,20 +363,20 @@ class AgentMagics(Magics):
         if command == "models":
             from .preflight import agent_for, default_model, model_in_use
 
-            session_id = agent.session_id
             in_use = model_in_use(ws, option=None, setting=agent.settings.model,
-                                  agent=agent_for(ws, agent.settings.agent, session_id))
+                                  agent=agent_for(ws, agent.settings.agent, agent.session_id))
             return listing.models(ws, in_use, default_model(ws))
         if command == "permissions":
-            name = agent.settings.agent or ws.agents.default.name
-            if agent.session_id:
-                name = ws.sessions.current_agent(agent.session_id) or name
+            from .preflight import agent_for
+
+            # The agent the next prompt goes to, chosen as the loop chooses it.
+            name = agent_for(ws, agent.settings.agent, agent.session_id).name
             return listing.permissions(ws, name, agent.session_id, mode=agent.presence.mode,
                                        policy=agent.settings.permission, reason=agent.presence.reason)
         if command == "config":
             from .settings import explain_settings
 
-            notices = [] if not self.watch.stale(ws) else [
+            notices = [] if not self.watch.kept else [
                 "the files changed since and cannot be used: this is the configuration read before "
                 "(%agent reload says what is wrong)"]
             return listing.config(ws, explain_settings(agent.settings), notices)

@@ -35,7 +35,7 @@ class StepProgress(BaseModel):
     runs: int = 0
     """How many times the step was started."""
     summary: str = ""
-    """The final text of its latest run, cut to SUMMARY_CHARS."""
+    """The final text of its latest run, cut to `plans.SUMMARY_CHARS`."""
     error: str = ""
     """Why its latest run did not finish."""
     started_at: float | None = None

@@ -103,7 +103,7 @@ async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *
     visible = f"Step {number} of plan {plan_id}{' (re-run)' if rerun else ''}: {short(instruction)}"
     started = time.time()
     update_step(ws, plan, number, status="running", runs=run_number, started_at=started, duration_s=None,
-                 error="")
+                error="")
     set_todos(ws, plan.session.id, plan.doc, running=number)
     floor = ids.ascending("message")
     status: StepStatus = "failed"
@@ -136,7 +136,7 @@ def _finish(ws: Workspace, plan: Plan, number: int, status: StepStatus, started:
             reason: str) -> None:
     """Record how the step's run ended; a finished step is ticked in the file and on the todo list."""
     update_step(ws, plan, number, status=status, summary=answer[:SUMMARY_CHARS], error=reason,
-                 duration_s=round(time.time() - started, 2))
+                duration_s=round(time.time() - started, 2))
     doc = plan.doc
     if status == "done":
         # Tick the file as it is now, not as it was read: the person may have edited it meanwhile; a file

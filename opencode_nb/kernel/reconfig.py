@@ -31,6 +31,9 @@ class ConfigWatch:
         """Workspaces whose warnings were shown."""
         self._refused: Stamp | None = None
         """The files as they were when they were last found wrong: said once, until they change again."""
+        self.kept = False
+        """As of the latest `refresh`: the files changed and were found wrong, so the workspace in use is the
+        one read before them."""
 
     def refresh(self) -> list[str]:
         """Read the configuration again if its files changed; the lines the person should read now.
@@ -53,6 +56,7 @@ class ConfigWatch:
                 changed = sorted({path for path, *_ in set(stamp) ^ set(ws.loaded.stamp)})
                 ws = self.reload(checked=True)
                 notes.append(f"Configuration read again: {', '.join(changed)} changed.")
+        self.kept = stamp == self._refused
         return notes + self.warnings(ws)
 
     def reload(self, *, checked: bool = False) -> Workspace:
@@ -90,10 +94,6 @@ class ConfigWatch:
             return []
         self._warned.add(ws)
         return [f"warning: {w}" for w in ws.warnings]
-
-    def stale(self, ws: Workspace) -> bool:
-        """Whether the files changed since `ws` read them and were found wrong: `ws` is the one kept."""
-        return self._refused is not None and ws.loaded.on_disk() == self._refused
 
     def _running(self) -> bool:
         return any(not run.done.is_set() for run in self.agent.runs)

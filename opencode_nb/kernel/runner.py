@@ -78,8 +78,6 @@ class Run:
     loop: asyncio.AbstractEventLoop | None = None
     live_output: dict[str, Any] | None = None
     """The live view as a cell output (nbformat), to hand to a page that connected after the run started."""
-    status: str = "starting"
-    """How the run ended: done, error or stopped."""
 
 
 class NotebookAgent:
@@ -266,7 +264,7 @@ class NotebookAgent:
         if not attached:
             return None
         try:
-            failure = await asyncio.shield(run.task)
+            error = await asyncio.shield(run.task)
         except asyncio.CancelledError:
             # The cell was interrupted (■ / Ctrl-C): stop the agent, let it save and render, then say so.
             self.stop(run)
@@ -275,7 +273,6 @@ class NotebookAgent:
             except (TimeoutError, asyncio.CancelledError):
                 run.task.cancel()
             raise AgentStopped() from None
-        error = _cell_error(run.status, failure)
         if error is not None:
             # The transcript above shows the details; the cell fails so Run All and nbclient stop here.
             raise error
@@ -333,7 +330,8 @@ class NotebookAgent:
         return count
 
     async def _run(self, ws: Workspace, run: Run, text: str, *, agent: str | None, model: str | None,
-                   parts: Sequence[Part] = ()) -> str | None:
+                   parts: Sequence[Part] = ()) -> BaseException | None:
+        """Run the prompt and show it in the cell; returns what its cell raises, if the cell awaits it."""
         from IPython.display import display
 
         from .. import id as ids
@@ -381,21 +379,20 @@ class NotebookAgent:
             status = "error"
             result = exc
         finally:
-            run.status = status
             elapsed = time.time() - started
             if view is not None:
                 view.finish(status)
             recorder.close()
             records = recorder.records
             # A cell that fails says why right under the transcript: the transcript does not say it again.
-            fails = run.attached and _cell_error(status, _failure(status, result)) is not None
+            error = _cell_error(status, result) if run.attached else None
             try:
                 if floor != "~":
                     bundle = transcript_bundle(ws, run.session_id, since=floor, records=records, status=status,
-                                               elapsed_s=elapsed, ending=not fails)
+                                               elapsed_s=elapsed, ending=error is None)
                 else:
                     bundle = {"text/plain": f"(stopped before it started: {status})"}
-                if isinstance(result, Exception) and not fails:
+                if isinstance(result, Exception) and error is None:
                     bundle = _with_error(bundle, result)
                 elif isinstance(result, str):
                     bundle = listing.text(result)  # a local command's output (/help)
@@ -403,7 +400,6 @@ class NotebookAgent:
                 if self._moved(run):  # before the view closes, so the new page never shows it gone
                     outputs: list[dict[str, Any]] = [{"output_type": "display_data", "metadata": {},
                                                       "data": bundle}]
-                    error = _cell_error(status, _failure(status, result)) if run.attached else None
                     if error is not None:
                         outputs.append(_error_output(error))
                     self._send_cell(run, outputs=outputs, execution_count=run.execution_count)
@@ -411,7 +407,7 @@ class NotebookAgent:
                     view.close()  # the transcript stands in for it now: free its widgets on both sides
             except Exception:
                 log.exception("could not render the transcript")
-        return _failure(status, result)
+        return error
 
     async def _send(self, ws: Workspace, session_id: str, text: str, *, agent: str | None,
                     model: str | None, parts: Sequence[Part] = ()) -> AssistantMessage | str | None:
@@ -518,10 +514,11 @@ def _failure(status: str, result: Any) -> str | None:
     return f"The agent stopped with an error: {error.message}" if error is not None else "The agent stopped."
 
 
-def _cell_error(status: str, failure: str | None) -> BaseException | None:
+def _cell_error(status: str, result: Any) -> BaseException | None:
     """What an attached cell raises when its run ended as `status`: None when the run finished."""
     if status == "stopped":
         return AgentStopped()
+    failure = _failure(status, result)
     if failure:
         from IPython.core.error import UsageError
 

@@ -33,14 +33,14 @@ def silence(provider: str, provider_id: str, idle_s: float) -> ProviderError:
 
 
 async def first(response: Awaitable[T], idle_s: float, on_silence: Callable[[], ProviderError]) -> T:
-    """Await the SDK's response (its headers), giving up after `idle_s` of waiting."""
+    """Await `response` (the SDK's response headers, or the stream's next event), giving up after `idle_s`."""
     try:
         async with asyncio.timeout(idle_s) as scope:
             return await response
     except TimeoutError:
         if scope.expired():
             raise on_silence() from None
-        raise
+        raise  # the source's own timeout, not ours
 
 
 async def bounded(
@@ -49,12 +49,7 @@ async def bounded(
     """`events`, failing with `on_silence` when the next one takes longer than `idle_s` to arrive."""
     while True:
         try:
-            async with asyncio.timeout(idle_s) as scope:
-                event = await anext(events)
+            event = await first(anext(events), idle_s, on_silence)
         except StopAsyncIteration:
             return
-        except TimeoutError:
-            if scope.expired():
-                raise on_silence() from None
-            raise  # the source's own timeout, not ours
         yield event  # outside the timeout: the consumer's time is not the provider's silence

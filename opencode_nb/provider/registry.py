@@ -8,12 +8,12 @@ environment variable; they are handed to the SDK client and never stored here, l
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from ..config.schema import Config, ProviderConfig
 from ..errors import ConfigError, ProviderError
+from ..secrets import ENV_REFERENCE
 from .base import Provider
 from .catalog import KNOWN, ModelInfo, model_info
 from .idle import DEFAULT_IDLE_TIMEOUT_S
@@ -30,7 +30,6 @@ provider:
   local: {type: openai-compatible, base_url: "http://localhost:11434/v1"}"""
 """The smallest opencode.yaml for a local OpenAI-compatible server (Ollama here; llama.cpp and vLLM serve the
 same API, at their own port). No key is needed; the part after `local/` is the server's model name."""
-_ENV_REF = re.compile(r"^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
 
 
 class ProviderRegistry:
@@ -135,7 +134,7 @@ class ProviderRegistry:
         config_key = f"provider.{provider_id}.api_key"
         variable = KEY_ENV[family] if provider_id == family else None
         if settings.api_key:
-            ref = _ENV_REF.match(settings.api_key)
+            ref = ENV_REFERENCE.match(settings.api_key)
             if ref is None:
                 return settings.api_key, f"{config_key} in opencode.yaml"
             variable = ref.group(1)  # written in Python, not through the config loader: look it up here

@@ -14,12 +14,14 @@ it started, and the model gets the output's tail (errors come last) and the path
 
 from __future__ import annotations
 
+from functools import cache, partial
+
 from pydantic import BaseModel, Field, field_validator
 
 from ..errors import DeniedError, PolicyRefusedError, ToolError
 from ..permission import evaluate
 from .base import OUTPUT_FOLDER, Tool, ToolContext, ToolResult, folder_pattern, workspace_root
-from .support.access import GIT_PERMISSION, in_git_dir
+from .support.access import GIT_PERMISSION, GIT_REASON, hooks_dirs, in_git_dir
 from .support.ossandbox import Launch
 from .support.process import ShellRun
 from .support.shell import PROBE, Hidden, ParsedCommand, command_patterns, parse_command
@@ -62,7 +64,8 @@ class BashTool(Tool[BashParams]):
             raise ToolError("command is empty. Give the shell command to run.")
         root = workspace_root(ctx)
         parsed = parse_command(command, cwd=root)
-        paths = check_paths(parsed, root, root, git_dir=in_git_dir)
+        # A line may write many paths: the project's git config is read once for them all, not once per path.
+        paths = check_paths(parsed, root, root, git_dir=partial(in_git_dir, hooks=cache(hooks_dirs)))
         await _ask_paths(ctx, command, paths)
         # A hook or a config key written under .git runs the next time anyone runs git: code no rule sees.
         hidden = [*parsed.hidden, *(Hidden(path, path, GIT_WRITE) for path in paths.git_internals)]
@@ -82,9 +85,7 @@ class BashTool(Tool[BashParams]):
 async def _ask_paths(ctx: ToolContext, command: str, paths: PathCheck) -> None:
     if paths.git_internals:
         await ctx.ask(GIT_PERMISSION, paths.git_internals, always=paths.git_internals,
-                      metadata={"command": command, "paths": paths.git_internals,
-                                "reason": "Files under .git can make git run code (hooks, core.fsmonitor, "
-                                          "core.pager, aliases) the next time anyone runs git here."})
+                      metadata={"command": command, "paths": paths.git_internals, "reason": GIT_REASON})
     folders: list[str] = []
     for path in paths.outside:
         pattern = folder_pattern(path if path.is_dir() else path.parent)

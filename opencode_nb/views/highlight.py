@@ -10,6 +10,8 @@ fallbacks are the light theme's. Names and anything unlisted take the text colou
 
 from __future__ import annotations
 
+from functools import cache
+
 from pygments.lexers import PythonLexer
 from pygments.token import Comment, Error, Keyword, Name, Number, Operator, Punctuation, String, _TokenType
 
@@ -33,18 +35,26 @@ KINDS: tuple[tuple[_TokenType, str, str], ...] = (
 """Token kind, the editor's variable for it and its light-theme value; the first kind a token is in wins."""
 
 
+@cache
 def colour(token: _TokenType) -> str | None:
-    """The CSS colour of a token, or None for text that keeps the surrounding colour."""
+    """The CSS colour of a token, or None for text that keeps the surrounding colour.
+
+    Cached: a listing has thousands of tokens but Pygments only a few dozen token types.
+    """
     for kind, name, fallback in KINDS:
         if token in kind:
             return tone(f"var(--jp-mirror-editor-{name}-color,{fallback})")
     return None
 
 
+_LEXER = PythonLexer(stripnl=False, ensurenl=False)
+"""Built once: a lexer keeps no state between `get_tokens` calls."""
+
+
 def python_html(code: str) -> str:
     """`code` as escaped HTML with inline colours (no enclosing element)."""
     spans: list[str] = []
-    for token, text in PythonLexer(stripnl=False, ensurenl=False).get_tokens(code):
+    for token, text in _LEXER.get_tokens(code):
         css = colour(token)
         spans.append(f'<span style="color:{css}">{escape(text)}</span>' if css and text.strip() else escape(text))
     return "".join(spans)

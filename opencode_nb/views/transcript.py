@@ -99,7 +99,7 @@ def _session(ws: Workspace, session_id: str, since: str | None, by_call: dict[st
     text: list[str] = []
     pad = "    " * depth
     users: dict[str, bool] = {}
-    entries = list(ws.sessions.messages(session_id))
+    entries = ws.sessions.messages(session_id)
     for index, entry in enumerate(entries):
         message = entry.message
         if since is not None and message.id < since:

@@ -2,21 +2,6 @@ import pytest
 
 from opencode_nb.errors import NotFoundError
 from opencode_nb.session.models import AssistantMessage, CompactionPart, SubtaskPart
-from tests.session.conftest import Harness
-
-
-@pytest.fixture
-def make(tmp_path):
-    made = []
-
-    def build(config=None):
-        harness = Harness(tmp_path / f"h{len(made)}", config)
-        made.append(harness)
-        return harness
-
-    yield build
-    for harness in made:
-        harness.ws.close()
 
 
 def user_parts(h):

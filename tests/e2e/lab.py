@@ -325,6 +325,13 @@ class Lab:
         """The notebook as saved on disk, through the contents API (JSON dict, nbformat v4)."""
         return self.api("GET", f"/api/contents/{urllib.parse.quote(name)}?content=1&type=notebook")["content"]
 
+    def saved_cells(self, name: str) -> list[dict[str, Any]]:
+        """The cells on disk; none while the server is halfway through writing the file (it answers 400 then)."""
+        try:
+            return self.read_notebook(name)["cells"]
+        except urllib.error.HTTPError:
+            return []
+
     def write_notebook(self, name: str, cells: list[str], **metadata: Any) -> Path:
         """Write a notebook of code cells (markdown cells start with ``"# %% md\\n"``) with the python3 kernelspec."""
         import nbformat

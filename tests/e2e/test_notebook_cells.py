@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import time
-import urllib.error
 from pathlib import Path
 
 import pytest
@@ -38,14 +37,6 @@ def lab_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def lab_pythonpath() -> list[str]:
     return [str(HERE)]
-
-
-def _saved_cells(lab: Lab, name: str) -> list[dict]:
-    """The cells on disk; none while the server is halfway through writing the file (it answers 400 then)."""
-    try:
-        return lab.read_notebook(name)["cells"]
-    except urllib.error.HTTPError:
-        return []
 
 
 def test_the_extension_says_hello_and_an_inserted_cell_runs_and_survives_a_reload(lab: Lab) -> None:
@@ -82,7 +73,7 @@ def test_the_extension_says_hello_and_an_inserted_cell_runs_and_survives_a_reloa
     # The extension saves what the agents changed by itself (nobody pressed Ctrl+S), so a reload keeps the
     # inserted cell and its output.
     deadline = time.monotonic() + 10
-    while not any("42" in json.dumps(c.get("outputs", [])) for c in _saved_cells(lab, "cells.ipynb")
+    while not any("42" in json.dumps(c.get("outputs", [])) for c in lab.saved_cells("cells.ipynb")
                   if "print(6 * 7)" in "".join(c["source"])):
         assert time.monotonic() < deadline, "the inserted cell and its output were never saved"
         time.sleep(0.1)
@@ -156,7 +147,7 @@ def test_plan_run_has_the_notebook_run_the_remaining_steps_after_its_cell(lab: L
     assert (lab.root / "hello.txt").read_text() == "hello plan cells"
     deadline = time.monotonic() + 15
     while True:  # the front end saves after each step it ran: the file ends with step 2's run
-        step2 = next((c for c in _saved_cells(lab, "run.ipynb") if "--step 2" in "".join(c["source"])), None)
+        step2 = next((c for c in lab.saved_cells("run.ipynb") if "--step 2" in "".join(c["source"])), None)
         if step2 is not None and step2["execution_count"] is not None:
             break
         assert time.monotonic() < deadline, "the front end did not save after running the steps"

@@ -51,10 +51,8 @@ def saved(lab: Lab, name: str, index: int, wanted: str, timeout: float = 20.0) -
     deadline = time.monotonic() + timeout
     cell: dict[str, Any] = {}
     while time.monotonic() < deadline:
-        try:
-            cell = lab.read_notebook(name)["cells"][index]
-        except Exception:  # the server may be halfway through writing the file
-            cell = {}
+        cells = lab.saved_cells(name)
+        cell = cells[index] if index < len(cells) else {}
         if wanted in outputs_text(cell):
             return cell
         time.sleep(0.2)

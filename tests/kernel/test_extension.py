@@ -185,3 +185,11 @@ def test_loaded_from_the_kernel_config_the_extension_still_lands_interrupts(kern
     fe.interrupt()
     reply = fe.done(msg)
     assert reply["content"]["ename"] == "AgentStopped" and time.time() - started < 10
+
+
+def test_permissions_lists_the_rules_of_the_agent_the_next_prompt_goes_to(kernel):
+    fe = kernel([{"text": "A plan."}], render_views=False, env={"OPENCODE_NB_HEADLESS": "1"})
+    fe.run("%%agent --agent plan\nplan it")
+    assert "Rules of @plan" in fe.text(fe.run_id("%agent permissions")), "the session's latest agent carries on"
+    fe.run('%config Agent.agent = "build"')
+    assert "Rules of @build" in fe.text(fe.run_id("%agent permissions")), "the notebook's setting comes first"

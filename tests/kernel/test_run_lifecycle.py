@@ -19,7 +19,6 @@ from .test_plans import planned, step_source  # noqa: F401  (a fixture, used by 
 pytestmark = pytest.mark.timeout(90)
 
 
-
 def wait_running_tool(fe: FakeFrontend) -> None:
     fe.wait_for(lambda: any("ocnb-tool ocnb-running" in str(s.get("value", "")) for s in list(fe.models.values())),
                 what="the running tool card")

@@ -23,40 +23,10 @@ from opencode_nb.provider.retry import RetryPolicy
 from opencode_nb.session.models import AssistantMessage, ToolPart
 from opencode_nb.session.processor import CUT_SHORT
 from opencode_nb.session.store import INTERRUPTED
-from tests.provider.wire import Stream, WireServer, anthropic_stream, openai_stream
-from tests.session.conftest import Harness
+from tests.provider.wire import Stream, anthropic_stream, openai_stream
+from tests.session.conftest import Harness, on_wire
 
 PROVIDERS = ["anthropic", "openai"]
-
-
-@pytest.fixture
-def wire():
-    server = WireServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def make(tmp_path):
-    made: list[Harness] = []
-
-    def build(config: dict | None = None) -> Harness:
-        harness = Harness(tmp_path / f"h{len(made)}", config)
-        made.append(harness)
-        return harness
-
-    yield build
-    for harness in made:
-        harness.ws.close()
-
-
-def on_wire(make, wire, provider: str, **provider_settings) -> Harness:
-    base = wire.url if provider == "anthropic" else f"{wire.url}/v1"
-    model = "anthropic/claude-sonnet-4-6" if provider == "anthropic" else "openai/gpt-5"
-    h = make({"model": model, "small_model": "scripted/demo",
-              "provider": {provider: {"api_key": "sk-test-faults", "base_url": base, **provider_settings}}})
-    h.ws.loop.retry = RetryPolicy(base_s=0.01, cap_s=0.05)
-    return h
 
 
 def with_call(provider: str, args: str) -> Stream:
@@ -148,7 +118,7 @@ async def test_a_stream_cut_mid_text_keeps_the_text_and_retries(make, wire, prov
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_a_provider_that_goes_silent_mid_call_is_given_up_after_the_idle_timeout(make, wire, provider):
-    h = on_wire(make, wire, provider, idle_timeout_s=0.3)
+    h = on_wire(make, wire, provider, {"idle_timeout_s": 0.3})
     stalled = with_call(provider, json.dumps({"path": "stats.py"}))
     stalled.stall_after = first_argument_fragment(stalled) + 1
     wire.queue(stalled, answer(provider))

@@ -25,17 +25,15 @@ from opencode_nb.tool.base import (
     storable_arguments,
     well_formed,
 )
-from tests.provider.wire import Stream, WireServer, anthropic_stream, openai_stream
-from tests.session.conftest import Harness
+from tests.provider.wire import Stream, anthropic_stream, openai_stream
+from tests.session.conftest import Harness, on_wire
 
 DEEP = '{"path": ' + "[" * 100_000 + "]" * 100_000 + "}"
 
 
 @pytest.fixture
-def h(tmp_path):
-    harness = Harness(tmp_path / "h", {"permission": {"*": "allow"}})
-    yield harness
-    harness.ws.close()
+def h(make):
+    return make({"permission": {"*": "allow"}})
 
 
 @pytest.fixture
@@ -148,23 +146,16 @@ def _opens_call(data: dict) -> bool:
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
-async def test_100k_deep_arguments_through_the_real_sdks_are_a_tool_error(tmp_path, logs, provider):
-    with WireServer() as wire:
-        base = wire.url if provider == "anthropic" else f"{wire.url}/v1"
-        model = "anthropic/claude-sonnet-4-6" if provider == "anthropic" else "openai/gpt-5"
-        h = Harness(tmp_path / "h", {"model": model, "small_model": "scripted/demo",
-                                     "provider": {provider: {"api_key": "sk-test-deep", "base_url": base}}})
-        try:
-            done = anthropic_stream({"text": "Sorry."}) if provider == "anthropic" else openai_stream("Sorry.")
-            wire.queue(deep_call(provider), done)
-            final = await h.prompt("read it")
-            assert final.finish == "stop" and final.error is None
-            [part] = h.tool_parts()
-            assert part.state.status == "error" and "nested too deeply" in part.state.error
-            assert len(wire.received) == 2 and len(json.dumps(wire.received[1].body)) < 100_000
-            assert_no_tracebacks(logs)
-        finally:
-            h.ws.close()
+async def test_100k_deep_arguments_through_the_real_sdks_are_a_tool_error(make, wire, logs, provider):
+    h = on_wire(make, wire, provider)
+    done = anthropic_stream({"text": "Sorry."}) if provider == "anthropic" else openai_stream("Sorry.")
+    wire.queue(deep_call(provider), done)
+    final = await h.prompt("read it")
+    assert final.finish == "stop" and final.error is None
+    [part] = h.tool_parts()
+    assert part.state.status == "error" and "nested too deeply" in part.state.error
+    assert len(wire.received) == 2 and len(json.dumps(wire.received[1].body)) < 100_000
+    assert_no_tracebacks(logs)
 
 
 # ------------------------------------------------------------------------------------- the generic layer itself

@@ -5,6 +5,8 @@ import pytest
 
 from opencode_nb import Workspace
 from opencode_nb.provider import Scripted
+from opencode_nb.provider.retry import RetryPolicy
+from tests.provider.wire import WireServer
 
 SAMPLE = Path(__file__).resolve().parents[2] / "opencode_nb" / "demo" / "sample"
 
@@ -61,3 +63,23 @@ def make(tmp_path):
 @pytest.fixture
 def h(make):
     return make()
+
+
+@pytest.fixture
+def wire():
+    with WireServer() as server:
+        yield server
+
+
+def on_wire(make, wire: WireServer, provider: str, settings: dict | None = None, **config) -> Harness:
+    """A harness whose main model is `provider`'s real SDK talking to the loopback wire server.
+
+    Titles go to the harness's scripted model: on the wire they would race the session's own requests.
+    Retries wait milliseconds, so a test of a cut stream does not sit out the real backoff.
+    """
+    base = wire.url if provider == "anthropic" else f"{wire.url}/v1"
+    model = "anthropic/claude-sonnet-4-6" if provider == "anthropic" else "openai/gpt-5"
+    h = make({"model": model, "small_model": "scripted/demo",
+              "provider": {provider: {"api_key": "sk-test-key-789", "base_url": base, **(settings or {})}}, **config})
+    h.ws.loop.retry = RetryPolicy(base_s=0.01, cap_s=0.05)
+    return h

@@ -2,33 +2,13 @@
 
 import json
 
-import pytest
-
-from opencode_nb.provider.retry import RetryPolicy
 from tests.provider.wire import (
-    WireServer,
     anthropic_failure,
     anthropic_stream,
     openai_failure,
     openai_stream,
 )
-
-
-@pytest.fixture
-def wire():
-    server = WireServer()
-    yield server
-    server.close()
-
-
-def configured(make, wire, provider, **config):
-    base = wire.url if provider == "anthropic" else f"{wire.url}/v1"
-    model = "anthropic/claude-sonnet-4-6" if provider == "anthropic" else "openai/gpt-5"
-    # Titles go to the harness's scripted model: on the wire they would race the session's own requests.
-    h = make({"model": model, "small_model": "scripted/demo",
-              "provider": {provider: {"api_key": "sk-test-key-789", "base_url": base}}, **config})
-    h.ws.loop.retry = RetryPolicy(base_s=0.01, cap_s=0.05)
-    return h
+from tests.session.conftest import on_wire
 
 
 def after_first_step(wire) -> list:
@@ -37,7 +17,7 @@ def after_first_step(wire) -> list:
 
 
 async def test_anthropic_tool_call_round_trip_through_the_loop(make, wire):
-    h = configured(make, wire, "anthropic")
+    h = on_wire(make, wire, "anthropic")
     wire.queue(anthropic_stream({"text": "Reading."}, {"tool": "read", "id": "toolu_9",
                                                        "json": json.dumps({"path": "stats.py"})}, stop="tool_use"),
                anthropic_failure(529, "overloaded_error", "Overloaded"),
@@ -54,7 +34,7 @@ async def test_anthropic_tool_call_round_trip_through_the_loop(make, wire):
 
 
 async def test_openai_tool_call_round_trip_through_the_loop(make, wire):
-    h = configured(make, wire, "openai")
+    h = on_wire(make, wire, "openai")
     wire.queue(openai_stream(calls=[{"id": "call_1", "name": "grep", "args": json.dumps({"pattern": "def mean"})}]),
                openai_failure(500, "server_error"),
                openai_stream("Found it in stats.py."))
@@ -65,7 +45,7 @@ async def test_openai_tool_call_round_trip_through_the_loop(make, wire):
 
 
 async def test_an_auth_failure_ends_the_run_with_a_clear_error(make, wire):
-    h = configured(make, wire, "anthropic")
+    h = on_wire(make, wire, "anthropic")
     wire.queue(anthropic_failure(401, "authentication_error", "invalid x-api-key"))
     final = await h.prompt("hi")
     assert final.error.kind == "auth" and "api_key" in final.error.message
@@ -78,7 +58,7 @@ async def test_stop_during_a_real_stream_ends_within_half_a_second(make, wire):
 
     from tests.provider.wire import Stream
 
-    h = configured(make, wire, "anthropic")
+    h = on_wire(make, wire, "anthropic")
     slow = anthropic_stream({"text": "A very long answer, word by word. " * 20})
     wire.queue(Stream(slow.events, delay_s=0.05), anthropic_stream({"text": "Title"}))
     run = asyncio.create_task(h.prompt("Explain everything"))
@@ -92,7 +72,7 @@ async def test_stop_during_a_real_stream_ends_within_half_a_second(make, wire):
 
 
 async def test_thinking_is_stored_as_reasoning_and_sent_back_with_its_signature(make, wire):
-    h = configured(make, wire, "anthropic", agent={"build": {"options": {"thinking": {"budget_tokens": 2048}}}})
+    h = on_wire(make, wire, "anthropic", agent={"build": {"options": {"thinking": {"budget_tokens": 2048}}}})
     wire.queue(anthropic_stream({"thinking": "The mean looks off.", "signature": "sig-xyz"},
                                 {"tool": "read", "id": "toolu_1", "json": json.dumps({"path": "stats.py"})},
                                 stop="tool_use"),

@@ -17,6 +17,7 @@ from opencode_nb.session.models import (
     UserMessage,
 )
 from opencode_nb.session.store import _MIGRATIONS, INTERRUPTED, SessionStore
+from tests.session.test_store import new_message, new_session
 
 
 @pytest.fixture
@@ -26,10 +27,8 @@ def path(tmp_path):
 
 def unfinished_run(store: SessionStore) -> tuple[Session, AssistantMessage, list[ToolPart]]:
     """A session whose answer is mid-way: one call running, one still being written, one done."""
-    session = Session(directory="/p", title="t")
-    store.create_session(session)
-    user = UserMessage(session_id=session.id, agent="build")
-    store.add_message(user)
+    session = new_session(store)
+    user = new_message(store, session)
     answer = AssistantMessage(session_id=session.id, parent_id=user.id, agent="build", model="scripted/demo")
     store.add_message(answer)
     store.add_part(TextPart(session_id=session.id, message_id=answer.id, text="Let me look."))

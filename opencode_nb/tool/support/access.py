@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from ...permission import wildcard_match
@@ -35,6 +36,9 @@ RESOLVE_TRIES = 5
 
 GIT_PERMISSION = "git_internals"
 """Asked, on top of `edit`, before a write anywhere under a `.git` folder (or to a `.git` file)."""
+GIT_REASON = ("Files under .git can make git run code (hooks, core.fsmonitor, core.pager, aliases) the next time "
+              "anyone runs git here.")
+"""Why `git_internals` is asked, shown with the request."""
 
 
 def locate(ctx: ToolContext, raw: str) -> tuple[Path, Path]:
@@ -111,17 +115,17 @@ async def open_checked(ctx: ToolContext, raw: str, *, folders: bool) -> Opened:
     return opened
 
 
-def in_git_dir(path: Path, root: Path) -> bool:
+def in_git_dir(path: Path, root: Path, hooks: Callable[[Path], list[Path]] | None = None) -> bool:
     """Whether `path` is a `.git` folder or file, anything under one (any repository, nested ones too), or
     under the folder the project's git config names as `core.hooksPath` (`.husky/_`, `.githooks`).
 
     Case and trailing dots or spaces are ignored: case-insensitive file systems (macOS) and Windows treat
-    `.GIT` and `.git.` as `.git`.
+    `.GIT` and `.git.` as `.git`. `hooks` stands in for `hooks_dirs`, e.g. cached over the paths of one line.
     """
     parts = path.relative_to(root).parts if inside(path, root) else path.parts
     if any(part.casefold().rstrip(". ") == ".git" for part in parts):
         return True
-    return any(path == hooks or hooks in path.parents for hooks in hooks_dirs(root))
+    return any(path == folder or folder in path.parents for folder in (hooks or hooks_dirs)(root))
 
 
 _HOOKS_PATH = re.compile(r"""^\s*hookspath\s*=\s*("?)(.*?)\1\s*(?:[#;].*)?$""", re.IGNORECASE)
@@ -153,6 +157,4 @@ async def ask_git_internals(ctx: ToolContext, path: Path, title: str, diff: str)
     if not in_git_dir(path, workspace_root(ctx)):
         return
     await ctx.ask(GIT_PERMISSION, [title], always=[title],
-                  metadata={"path": str(path), "diff": diff,
-                            "reason": "Files under .git can make git run code (hooks, core.fsmonitor, "
-                                      "core.pager, aliases) the next time anyone runs git here."})
+                  metadata={"path": str(path), "diff": diff, "reason": GIT_REASON})

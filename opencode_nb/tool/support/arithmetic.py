@@ -10,14 +10,11 @@ anything else (`$1`, `$(cmd)`, a variable from the environment or `read`) may hi
 from __future__ import annotations
 
 import itertools
-import re
 from typing import Any
 
-from .variables import Variables
+from .variables import INTEGER, Variables
 from .words import text_of
 
-_INTEGER = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|\d+(?:#[0-9A-Za-z@_]+)?)")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 """Operators of `[[ ]]` that evaluate both sides as arithmetic."""
 
@@ -32,9 +29,7 @@ def hides_code(node: Any, source: bytes, variables: Variables) -> bool:
             continue
         if kind in ("variable_name", "word"):
             text = text_of(source, current)
-            if _INTEGER.fullmatch(text):
-                continue
-            if _NAME.fullmatch(text) and variables.integer(text):
+            if INTEGER.fullmatch(text) or variables.integer(text):
                 continue
             return True
         if kind == "simple_expansion":

@@ -33,15 +33,12 @@ Every choice below answers a way out that was tried on this machine:
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Sequence
-from functools import cache
 from pathlib import Path
 
 FILE_CAPABILITIES = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID")
 """What a root-run sandbox keeps: root's way with file permissions, nothing else."""
 
-PROBE_TIMEOUT_S = 10.0
 MASKED = ("/run",)
 """Replaced by an empty tmpfs: local daemons' sockets live here, and a socket is reachable on a read-only mount."""
 
@@ -108,30 +105,14 @@ def _programs_under(masked: Sequence[Path]) -> list[Path]:
     return found
 
 
-def probe(binary: str) -> str | None:
-    """None when bwrap can build the namespaces we use here; else why not, in bwrap's words.
+def probe_command(binary: str) -> list[str]:
+    """A command that succeeds only where bwrap can build the namespaces we use here.
 
     A bare `bwrap --ro-bind / / true` succeeds in containers that forbid the PID or network namespace,
-    so the probe asks for those too. Cached per binary: it costs a few milliseconds, once.
+    so the probe asks for those too.
     """
-    return _probe(binary)
-
-
-@cache
-def _probe(binary: str) -> str | None:
-    if not os.access(binary, os.X_OK):
-        return f"{binary} is not an executable file"
-    command = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc", "--remount-ro",
-               "/proc", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "true"]
-    try:
-        done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"{binary} could not be run: {exc}"
-    if done.returncode == 0:
-        return None
-    said = done.stderr.decode(errors="replace").strip().splitlines()
-    return f"{binary} cannot create namespaces here: {said[-1] if said else f'exit status {done.returncode}'}"
+    return [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc", "--remount-ro",
+            "/proc", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "true"]
 
 
 def _jupyter_runtime() -> list[str]:

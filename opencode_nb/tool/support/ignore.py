@@ -94,7 +94,7 @@ class IgnoreRules:
 
     def _walk_fd(self, fd: int, here: Path) -> Iterator[tuple[Path, int | None, str]]:
         if here != self.top:
-            self._load(here, _gitignore_lines_at(fd))
+            self._load(here, _gitignore_lines(dir_fd=fd))
         try:
             with os.scandir(fd) as listing:
                 found = sorted(listing, key=lambda entry: entry.name)
@@ -139,20 +139,11 @@ class IgnoreRules:
                     yield path, None, name
 
 
-def _gitignore_lines(folder: Path) -> list[str]:
+def _gitignore_lines(folder: Path | None = None, dir_fd: int | None = None) -> list[str]:
+    """`folder`'s .gitignore, or that of the folder open as `dir_fd`: a walk by descriptor reads the one in the
+    folder it listed, wherever a swapped path would lead now."""
     try:
-        fd = os.open(folder / ".gitignore", READ_FLAGS)
-    except OSError:
-        return []
-    try:
-        return _lines(fd)
-    finally:
-        os.close(fd)
-
-
-def _gitignore_lines_at(dir_fd: int) -> list[str]:
-    try:
-        fd = os.open(".gitignore", READ_FLAGS, dir_fd=dir_fd)
+        fd = os.open(".gitignore" if folder is None else folder / ".gitignore", READ_FLAGS, dir_fd=dir_fd)
     except OSError:
         return []
     try:

@@ -23,7 +23,9 @@ the configuration the sandbox has to hold against. A `network` rule that says as
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import subprocess
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -34,10 +36,9 @@ from ...config.schema import SandboxMode
 from ...errors import DeniedError, PolicyRefusedError, RejectedError, ToolError
 from ...permission.rules import Grant, Rule, evaluate
 from ..context import Ask
-from . import seatbelt
-from .bwrap import bwrap_args
-from .bwrap import probe as probe_bwrap
+from . import bwrap, seatbelt
 
+PROBE_TIMEOUT_S = 10.0
 BWRAP_ENV = "OPENCODE_NB_BWRAP"
 """Names the bwrap binary (default: `bwrap` on PATH); a missing path means "no sandbox here"."""
 
@@ -66,9 +67,10 @@ class Confinement:
     def wrap(self, argv: Sequence[str], *, cwd: Path) -> list[str]:
         """`argv` run inside the sandbox, starting in `cwd`."""
         if self.backend.kind == "bwrap":
-            return [*bwrap_args(self.backend.binary, writable=self.writable, network=self.network, cwd=cwd), *argv]
-        return [*seatbelt.sandbox_exec_args(self.backend.binary, writable=self.writable, network=self.network),
-                *argv]
+            prefix = bwrap.bwrap_args(self.backend.binary, writable=self.writable, network=self.network, cwd=cwd)
+        else:
+            prefix = seatbelt.sandbox_exec_args(self.backend.binary, writable=self.writable, network=self.network)
+        return [*prefix, *argv]
 
 
 @dataclass(frozen=True)
@@ -135,15 +137,30 @@ def _find(binary: str | None, platform: str) -> Backend | str:
             return "bubblewrap (bwrap) is not installed"
         if binary is not None and not Path(binary).is_file():
             return f"{BWRAP_ENV} names {binary}, which does not exist"
-        reason = probe_bwrap(path)
+        reason = _probe(path, bwrap.probe_command(path), "cannot create namespaces here")
         return reason if reason is not None else Backend("bwrap", path)
     if platform == "darwin":
         path = seatbelt.find()
         if path is None:
             return "sandbox-exec is missing"
-        reason = seatbelt.probe(path)
+        reason = _probe(path, seatbelt.probe_command(path), "refused the profile")
         return reason if reason is not None else Backend("sandbox-exec", path)
     return f"there is no OS sandbox for shell commands on {platform}"
+
+
+def _probe(binary: str, command: list[str], refused: str) -> str | None:
+    """None when the sandbox ran `command` (it confines `true`); else why not, in the sandbox's own words."""
+    if not os.access(binary, os.X_OK):
+        return f"{binary} is not an executable file"
+    try:
+        done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT_S,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{binary} could not be run: {exc}"
+    if done.returncode == 0:
+        return None
+    said = done.stderr.decode(errors="replace").strip().splitlines()
+    return f"{binary} {refused}: {said[-1] if said else f'exit status {done.returncode}'}"
 
 
 def _install_hint() -> str:

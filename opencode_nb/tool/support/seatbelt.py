@@ -15,13 +15,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Sequence
-from functools import cache
 from pathlib import Path
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
-PROBE_TIMEOUT_S = 10.0
 
 DEVICES = ('(literal "/dev/null")', '(literal "/dev/zero")', '(literal "/dev/dtracehelper")',
            '(regex #"^/dev/fd/[0-9]+$")', '(regex #"^/dev/tty")')
@@ -63,15 +60,6 @@ def find() -> str | None:
     return SANDBOX_EXEC if os.access(SANDBOX_EXEC, os.X_OK) else shutil.which("sandbox-exec")
 
 
-@cache
-def probe(binary: str) -> str | None:
-    """None when `sandbox-exec` applies a profile here; else why not."""
-    try:
-        done = subprocess.run([binary, "-p", profile(0, network=False), "/usr/bin/true"], capture_output=True,
-                              stdin=subprocess.DEVNULL, timeout=PROBE_TIMEOUT_S, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"{binary} could not be run: {exc}"
-    if done.returncode == 0:
-        return None
-    said = done.stderr.decode(errors="replace").strip().splitlines()
-    return f"{binary} refused the profile: {said[-1] if said else f'exit status {done.returncode}'}"
+def probe_command(binary: str) -> list[str]:
+    """A command that succeeds only where `sandbox-exec` applies a profile here."""
+    return [binary, "-p", profile(0, network=False), "/usr/bin/true"]

@@ -20,7 +20,8 @@ from typing import Any
 
 from .words import text_of, words
 
-_INTEGER = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|\d+(?:#[0-9A-Za-z@_]+)?)")
+INTEGER = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|\d+(?:#[0-9A-Za-z@_]+)?)")
+"""A literal bash arithmetic reads as a number (`42`, `0x1f`, `2#101`): it cannot hide a command."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNING_BUILTINS = frozenset({"read", "mapfile", "readarray", "getopts", "printf", "wait", "unset",
                                  "export", "readonly", "declare", "typeset", "local"})
@@ -46,9 +47,9 @@ class Variables:
             return False  # `$1`, `$@`: whatever the line or its caller passed
         values = self.sites.get(name, [])
         outside = self.env.get(name)
-        if outside is not None and not _INTEGER.fullmatch(outside.strip() or "0"):
+        if outside is not None and not INTEGER.fullmatch(outside.strip() or "0"):
             return False
-        return all(v is not None and (v == "<integer>" or _INTEGER.fullmatch(v.strip() or "0")) for v in values)
+        return all(v is not None and (v == "<integer>" or INTEGER.fullmatch(v.strip() or "0")) for v in values)
 
     def values(self, name: str) -> list[str] | None:
         """What `name` may hold where it is used, if the line assigns it only literal values; else None.
