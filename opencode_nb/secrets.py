@@ -11,11 +11,15 @@ What counts as a secret:
 
 What happens to them: `child_env` builds the environment of every process a tool starts (bash, command
 templates, the python worker) without those variables, so `env` there shows none of them. `Redactor`
-replaces a known value, in whatever case, and its base64 and JSON-escaped forms, with `[redacted: NAME]`;
-a run's writes (session/runlog.py), every row the store writes and every `ProviderError` message go
-through it. A piece of a value at least half its length, where a preview or a tail cut it, is hidden too:
-less than half leaves too much to guess. Streamed text (`Stream`) holds back its end while that end
-could still be the start of a value, so a key split across two deltas is never shown or stored in halves.
+replaces a known value, in whatever case, with `[redacted: NAME]`: as it is, JSON-escaped, URL-encoded and
+inside base64 at any alignment, and in the forms code that can read the key (a sandboxed cell reads the
+kernel's memory) would use to slip it past a plain search: reversed, rot13, hex (bare, with `\\x`, or with
+any one character between bytes) and spelled out with any one character between its own. A run's writes
+(session/runlog.py), every row the store writes and every `ProviderError` message go through it. A piece
+of a value at least half its length, where a preview or a tail cut it, is hidden too: less than half
+leaves too much to guess. Streamed text (`Stream`) holds back its end while that end could still be the
+start of a value, so a key split across two deltas is never shown or stored in halves. Both cover the
+forms ordinary code writes; a disguised form is hidden only whole, which is what a probe returns.
 
 Why this is process-wide state, unlike everything else in the package: the environment tools inherit is
 the process's, shared by every workspace in a kernel, and the places that must apply the rules (the shell
@@ -28,6 +32,7 @@ hiding too much is the safe way to be wrong.
 from __future__ import annotations
 
 import base64
+import codecs
 import fnmatch
 import itertools
 import json
@@ -35,9 +40,10 @@ import math
 import os
 import re
 import threading
+import urllib.parse
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
@@ -192,50 +198,150 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
 
 # ---------------------------------------------------------------------------------------------- redacting
 
+_URL_SAFE = str.maketrans("+/", "-_")
 
-def _forms(value: str) -> Iterator[str]:
-    """How a value may be written out: as it is, JSON-escaped, and inside base64 at each of the three
-    alignments (only the characters that depend on the value alone, so it is found within longer data)."""
+
+def _written(value: str) -> Iterator[str]:
+    """How ordinary code writes a value out: as it is, JSON-escaped, URL-encoded, and inside base64 (standard
+    or URL-safe) at each of the three alignments: only the characters that depend on the value alone, so it
+    is found within longer data. These are what previews and tails cut, so pieces of them are hidden too."""
     yield value
     yield json.dumps(value, ensure_ascii=False)[1:-1]
+    yield urllib.parse.quote(value)
+    yield urllib.parse.quote(value, safe="")
     raw = value.encode()
     for shift in range(3):
         encoded = base64.b64encode(b"\0" * shift + raw).decode()
-        yield encoded[math.ceil(8 * shift / 6): 8 * (shift + len(raw)) // 6]
+        inner = encoded[math.ceil(8 * shift / 6): 8 * (shift + len(raw)) // 6]
+        yield inner
+        yield inner.translate(_URL_SAFE)
+
+
+def _disguised(value: str) -> Iterator[str]:
+    """How a probe disguises a value to slip it past a plain search: reversed and in rot13. Only whole ones
+    are hidden, as for hex: looking for pieces of every form would double the cost of every write."""
+    yield value[::-1]
+    yield codecs.encode(value, "rot13")
+
+
+def _hex(value: str) -> Iterator[str]:
+    """A value in hex, bare or with `\\x` before each byte (in upper case too, as every form is found in any
+    case); with any other single character around each byte it is a `_Spread`."""
+    raw = value.encode()
+    yield raw.hex()
+    yield "".join(f"\\x{byte:02x}" for byte in raw)
+
+
+_GATED_BELOW = 1024
+"""Texts shorter than this are searched for the piece a group of forms shares before the forms themselves.
+Over a longer text that costs more than it spares: a two-character search cannot skip ahead as a long one
+does (counted in instructions: a sixth fewer on a 300-character row, as many at 1,000, a tenth more at 4,000)."""
+
+
+def _hex_pair(value: str) -> str:
+    """Two hex digits that every hex form of `value` holds as they are: one byte's, with a letter in it where
+    there is one (rarer than two digits in the numbers a notebook prints). In a short text each hex form is
+    looked for only where this pair is, which spares three searches in the many rows without it."""
+    pairs = [f"{byte:02x}" for byte in value.encode()]
+    return next((pair for pair in pairs if not pair.isdigit()), pairs[0])
+
+
+class _Spread(NamedTuple):
+    """A form spread out: its characters stand every `period` characters, whatever stands between them."""
+
+    period: int
+    rows: tuple[tuple[int, str], ...]
+    """(offset within a period, the characters at that offset, one per period); the first row is searched for,
+    the others are checked where it was found."""
+    name: str
+    needs: str = ""
+    """A piece every occurrence holds as it is, looked for first in a short text: finding it costs less than
+    slicing the text."""
+
+    @property
+    def size(self) -> int:
+        return self.period * (len(self.rows[0][1]) - 1) + max(offset for offset, _ in self.rows) + 1
+
+    def fits(self, folded: str, start: int) -> bool:
+        return all(folded[start + offset: start + offset + self.period * (len(chars) - 1) + 1: self.period] == chars
+                   for offset, chars in self.rows[1:])
+
+
+def _spreads(value: str, name: str) -> Iterator[_Spread]:
+    """A value spelled out with one character after each of its own (`s k - a n t`, `s-k---a-n-t`), and its hex
+    with one after or before each byte (`73:6b:2d`, `73 6B 2D`, `%73%6b%2d`). Which character does not matter:
+    a probe picks its own, and reading every other (or every third) character finds them all at once, where
+    searching each separator's form would cost one search per separator."""
+    yield _Spread(2, ((0, _fold(value)),), name)
+    digits = value.encode().hex()
+    # the low digits are searched for: they vary more than the high ones, so a search stops less often
+    yield _Spread(3, ((1, digits[1::2]), (0, digits[::2])), name, _hex_pair(value))
+
+
+def _fold(text: str) -> str:
+    """`text` lower-cased one character for one, so positions in it are positions in `text`: only `İ` lowers to
+    two, and it never stands in a value's forms."""
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else text.replace("\u0130", "i").lower()
 
 
 class Redactor:
     """Known secret values, prepared once, and the searches every write and every shown text go through.
 
     Finding is the cost paid on every write, so it is a plain substring search of the lower-cased text for
-    each form (CPython's fast search): a case-insensitive regex alternation measured ten to fifty times
-    slower. The regex only runs where something was found. Pieces of a value are looked for only near the
-    ends of a text, where a preview or a tail cuts it, which keeps that search as short as one value.
+    each form (CPython's fast search): an alternation of the forms, in `re` or in `regex` (even its string
+    lists), measured ten to fifty times slower, so the alternation only runs where something was found.
+    The cost grows with the number of forms, so forms that share a piece (a value's hex forms share every
+    byte's two digits) are looked for only where that piece is, and spread-out forms are found by slicing
+    the text into every second and every third character: one slice for all values and all separators.
+    Pieces of a value are looked for only near the ends of a text, where a preview or a tail cuts it, which
+    keeps that search as short as one value.
     """
 
     def __init__(self, values: Mapping[str, str]) -> None:
         forms: dict[str, str] = {}
+        written: set[str] = set()
+        searched: dict[str, list[str]] = {"": []}
+        spreads: dict[int, list[_Spread]] = {}
         for value, name in values.items():
-            if len(value) >= MIN_LENGTH:
-                for form in _forms(value):
-                    if len(form) >= MIN_LENGTH:
-                        forms.setdefault(form.lower(), name)
+            if len(value) < MIN_LENGTH:
+                continue
+            own = [form for form in map(_fold, _written(value)) if len(form) >= MIN_LENGTH]
+            written.update(own)
+            for needs, kind in (("", [*own, *_disguised(value)]), (_hex_pair(value), _hex(value))):
+                for form in map(_fold, kind):
+                    if form not in forms:
+                        forms[form] = name
+                        searched.setdefault(needs, []).append(form)
+            for spread in _spreads(value, name):
+                spreads.setdefault(spread.period, []).append(spread)
         self.values: dict[str, str] = {v.lower(): n for v, n in values.items() if len(v) >= MIN_LENGTH}
         """Lower-cased value → the name its label shows."""
         self._forms = forms
         """Lower-cased form → the name its label shows."""
-        self._ordered = sorted(forms, key=len, reverse=True)
+        self._searched = [(needs, group) for needs, group in searched.items() if group]
+        """The forms, by a piece they all hold ("": none); in a short text a group is looked for only where its
+        piece is."""
+        self._spreads = [(period, tuple(slice(phase, None, period) for phase in range(period)),
+                          min(s.size for s in group), [(s.rows[0][1], s.rows[0][0], s.size, s.needs, s) for s in group])
+                         for period, group in spreads.items()]
+        """Spread-out forms by period, with the slices that read them and the shortest text that can hold one;
+        each with what is searched for, its offset in a period, its size and the piece it needs."""
+        ordered = sorted(forms, key=len, reverse=True)
         self._shortest = min(map(len, forms), default=0)
-        self._longest = max(map(len, forms), default=0)
-        self._smallest_piece = min(map(_enough, forms), default=0)
-        self._pattern = re.compile("|".join(map(re.escape, self._ordered)), re.IGNORECASE) if forms else None
+        self._longest = max(map(len, written), default=0)
+        """The longest form pieces are looked for in: how far from either end they are looked for."""
+        self._smallest_piece = min(map(_enough, written), default=0)
+        self._pattern = re.compile("|".join(map(re.escape, ordered))) if forms else None
+        """Every form, longest first, run on the folded text."""
         self._heads: dict[str, list[str]] = {}
-        """The first MIN_LENGTH characters of each form → the forms starting so: where a cut-off piece begins."""
+        """The first MIN_LENGTH characters of each written form → the forms starting so: where a cut-off piece
+        begins."""
         self._tails: dict[str, list[str]] = {}
         """Likewise the last MIN_LENGTH characters: where a piece cut off at its start ends."""
         self._short_prefixes: set[str] = set()
         """Every prefix shorter than MIN_LENGTH: what the end of a stream may have to hold back."""
-        for form in self._ordered:
+        for form in sorted(written, key=len, reverse=True):
             self._heads.setdefault(form[:MIN_LENGTH], []).append(form)
             self._tails.setdefault(form[-MIN_LENGTH:], []).append(form)
             self._short_prefixes.update(form[:k] for k in range(1, MIN_LENGTH))
@@ -247,32 +353,71 @@ class Redactor:
         """Whether a whole known value, in any of its forms, is in `text`."""
         if len(text) < self._shortest or not self._forms:
             return False
-        lowered = text.lower()
-        return any(form in lowered for form in self._ordered)
+        folded = _fold(text)
+        return self._has_form(folded) or bool(self._spread_spans(folded))
 
     def redact(self, text: str, *, pieces: bool = True) -> str:
         """`text` with every known value replaced by its label and, with `pieces`, every piece of one at least
         half its length that a cut left at either end of the text."""
         if len(text) < MIN_LENGTH or not self._forms:
             return text
-        if self.found(text):
-            assert self._pattern is not None
-            text = self._pattern.sub(lambda m: label(self._forms[m.group().lower()]), text)
+        spans = self._spans(text)
+        if spans:
+            text = _replaced(text, spans)
         return self._redact_pieces(text) if pieces else text
 
     def last_match_end(self, text: str) -> int:
         """Where the last whole value in `text` ends; 0 when there is none."""
-        if not self.found(text):
+        if len(text) < self._shortest or not self._forms:
             return 0
-        assert self._pattern is not None
-        return max(m.end() for m in self._pattern.finditer(text))
+        return max((end for _, end, _ in self._spans(text)), default=0)
+
+    def _has_form(self, folded: str) -> bool:
+        gated = len(folded) < _GATED_BELOW
+        for needs, group in self._searched:
+            if gated and needs not in folded:
+                continue
+            for form in group:
+                if form in folded:
+                    return True
+        return False
+
+    def _spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where whole values stand in `text`, in any form, as (start, end, name); spans may overlap."""
+        folded = _fold(text)
+        spans = []
+        if self._has_form(folded):
+            assert self._pattern is not None
+            spans = [(m.start(), m.end(), self._forms[m.group()]) for m in self._pattern.finditer(folded)]
+        spans.extend(self._spread_spans(folded))
+        return spans
+
+    def _spread_spans(self, folded: str) -> list[tuple[int, int, str]]:
+        """Spread-out forms in `folded`. Each period's slices are joined (a value never holds `\\0`, so none is
+        found across two), which makes one search per value and period whatever the text's length."""
+        spans = []
+        gated = len(folded) < _GATED_BELOW
+        for period, slices, shortest, spreads in self._spreads:
+            if len(folded) < shortest:
+                continue
+            lanes = ""
+            for chars, offset, size, needs, spread in spreads:
+                if len(folded) < size or (gated and needs not in folded):
+                    continue
+                lanes = lanes or "\0".join(map(folded.__getitem__, slices))
+                at = lanes.find(chars)
+                while at >= 0:
+                    phase, index = _lane_position(at, len(folded), period)
+                    start = phase + index * period - offset
+                    if start >= 0 and spread.fits(folded, start):
+                        spans.append((start, start + size, spread.name))
+                    at = lanes.find(chars, at + 1)
+        return spans
 
     def _piece_spans(self, text: str) -> list[tuple[int, int, str]]:
         """Pieces of values at least half their length, within one value's length of either end."""
         window = self._longest
-        head, tail = text[:window].lower(), text[-window:].lower()
-        if len(head) != min(window, len(text)) or len(tail) != min(window, len(text)):
-            return []  # a character whose lower case is longer: positions would not agree
+        head, tail = _fold(text[:window]), _fold(text[-window:])
         offset = len(text) - len(tail)
         spans = []
         for chunk, forms in self._tails.items():  # a piece cut off at its start, near the text's start
@@ -300,14 +445,7 @@ class Redactor:
         if len(text) < MIN_LENGTH:
             return text
         spans = self._piece_spans(text)
-        if not spans:
-            return text
-        out, at = [], 0
-        for start, end, name in sorted(spans):
-            if start >= at:
-                out.append(text[at:start] + label(name))
-            at = max(at, end)
-        return "".join(out) + text[at:]
+        return _replaced(text, spans) if spans else text
 
     def open_prefix(self, text: str) -> int:
         """Where the end of `text` may be the start of a value still being written: the position to hold back
@@ -315,9 +453,7 @@ class Redactor:
         if not self._forms or not text:
             return len(text)
         start = max(0, len(text) - self._longest + 1)
-        lowered = text[start:].lower()
-        if len(lowered) != len(text) - start:
-            return len(text)
+        lowered = _fold(text[start:])
         best = len(lowered)
         for chunk, forms in self._heads.items():
             at = lowered.find(chunk)
@@ -416,6 +552,27 @@ def _common_suffix(text: str, end: int, form: str) -> int:
     while size < limit and text[end - 1 - size] == form[-1 - size]:
         size += 1
     return size
+
+
+def _lane_position(at: int, size: int, period: int) -> tuple[int, int]:
+    """Which slice of a text `size` long (every `period`-th character from 0, 1, ...; joined by one character)
+    position `at` of the joined slices falls in, and where in it."""
+    for phase in range(period):
+        length = (size - phase + period - 1) // period
+        if at < length:
+            return phase, at
+        at -= length + 1
+    raise ValueError(at)
+
+
+def _replaced(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """`text` with each span replaced by its label; where spans overlap, the first label stands for both."""
+    out, at = [], 0
+    for start, end, name in sorted(spans):
+        if start >= at:
+            out.append(text[at:start] + label(name))
+        at = max(at, end)
+    return "".join(out) + text[at:]
 
 
 class Stream:

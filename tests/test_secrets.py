@@ -1,12 +1,15 @@
 """What counts as a secret, what tools' processes are given, and how known values are redacted: in any case,
-in base64 and JSON, cut at either end of a text, and split across the deltas of a stream."""
+in base64 and JSON, in the disguises a probe would use (reversed, rot13, hex, spelled out), cut at either end
+of a text, and split across the deltas of a stream."""
 
 from __future__ import annotations
 
 import base64
+import codecs
 import gc
 import itertools
 import json
+import urllib.parse
 
 import pytest
 
@@ -95,6 +98,103 @@ def test_a_value_inside_base64_is_redacted_at_every_alignment(before):
     shown = Redactor({KEY: "ANTHROPIC_API_KEY"}).redact(f"Authorization: Basic {encoded}")
     left = shown.removeprefix("Authorization: Basic ").replace(LABEL, "")
     assert LABEL in shown and len(left) <= len(before) * 4 // 3 + 6, "only the edges around the key remain"
+
+
+@pytest.mark.parametrize("before", [b"", b"x", b"xy", b"header:", bytes(range(200))])
+@pytest.mark.parametrize("encode", [base64.b64encode, base64.urlsafe_b64encode])
+def test_a_value_inside_a_longer_base64_blob_is_redacted_at_every_byte_offset(before, encode):
+    blob = encode(before + KEY.encode() + bytes(range(60))).decode()
+    shown = Redactor({KEY: "ANTHROPIC_API_KEY"}).redact(f"data: {blob}")
+    head, _, tail = shown.removeprefix("data: ").partition(LABEL)
+    assert LABEL in shown
+    assert len(head) <= len(before) * 4 // 3 + 2 and len(tail) <= 80 + 4, "only the data around the key remains"
+
+
+@pytest.mark.parametrize("before", [b"", b"x", b"xy"])
+def test_a_value_whose_base64_holds_plus_or_slash_is_redacted_in_url_safe_base64_too(before):
+    value = "pass?>word~~>?1234"
+    encoded = base64.urlsafe_b64encode(before + value.encode() + b"\n").decode()
+    assert "[redacted: DB_PASSWORD]" in Redactor({value: "DB_PASSWORD"}).redact(encoded)
+
+
+DISGUISES = {
+    "reversed": KEY[::-1],
+    "reversed, upper case": KEY[::-1].upper(),
+    "rot13": codecs.encode(KEY, "rot13"),
+    "hex": KEY.encode().hex(),
+    "hex, upper case": KEY.encode().hex().upper(),
+    "hex with colons": KEY.encode().hex(":"),
+    "hex with spaces, upper case": KEY.encode().hex(" ").upper(),
+    "hex with dashes": KEY.encode().hex("-"),
+    "hex escapes": "".join(f"\\x{byte:02x}" for byte in KEY.encode()),
+    "hex escapes, upper case": "".join(f"\\x{byte:02X}" for byte in KEY.encode()),
+    "spelled out with spaces": " ".join(KEY),
+    "spelled out with dashes": "-".join(KEY),
+    "spelled out one per line": "\n".join(KEY),
+    "spelled out with mixed separators": "".join(c + ".,;"[i % 3] for i, c in enumerate(KEY))[:-1],
+}
+
+
+@pytest.mark.parametrize("shown", DISGUISES.values(), ids=DISGUISES.keys())
+def test_a_value_in_the_disguises_a_probe_would_use_is_redacted_where_it_stands(shown):
+    assert Redactor({KEY: "ANTHROPIC_API_KEY"}).redact(f"got: {shown} (done)") == f"got: {LABEL} (done)"
+
+
+@pytest.mark.parametrize("name", ["reversed", "hex escapes", "hex with colons", "spelled out with spaces"])
+def test_a_disguised_value_is_found_far_into_a_long_output_too(name):
+    output = "row 1234, 0x7f3a, 6b6c, ok\n" * 200 + DISGUISES[name] + "\n" + "done\n" * 100
+    assert Redactor({KEY: "ANTHROPIC_API_KEY"}).redact(output) == output.replace(DISGUISES[name], LABEL)
+
+
+def test_a_value_percent_encoded_byte_by_byte_is_redacted_all_but_the_first_percent_sign():
+    encoded = "".join(f"%{byte:02X}" for byte in KEY.encode())
+    assert Redactor({KEY: "ANTHROPIC_API_KEY"}).redact(f"?k={encoded}&x=1") == f"?k=%{LABEL}&x=1"
+
+
+def test_a_value_url_encoded_is_redacted():
+    value = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+    redactor = Redactor({value: "AWS_SECRET_ACCESS_KEY"})
+    for encoded in (urllib.parse.quote(value), urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)):
+        assert redactor.redact(f"?s={encoded}") == "?s=[redacted: AWS_SECRET_ACCESS_KEY]"
+
+
+def test_disguised_values_are_redacted_in_stored_rows_parts_and_streams():
+    redactor = Redactor({KEY: "ANTHROPIC_API_KEY"})
+    row = json.dumps({"output": f"key: {' '.join(KEY)}", "hex": KEY.encode().hex(":")})
+    assert json.loads(redactor.redact_json(row)) == {"output": f"key: {LABEL}", "hex": LABEL}
+    part = ToolPart(session_id="s", message_id="m", call_id="c", tool="python",
+                    state=ToolCompleted(input={"code": "k[::-1]"}, output=KEY[::-1], started_at=0))
+    assert redactor.redact_value(part).state.output == LABEL
+    assert stream_through(redactor, ["the key backwards: ", KEY[::-1], " ok"])[-1] == f"the key backwards: {LABEL} ok"
+
+
+def test_a_dotted_capital_i_elsewhere_in_the_text_moves_nothing():
+    redactor = Redactor({KEY: "ANTHROPIC_API_KEY"})
+    assert redactor.redact(f"İstanbul {' '.join(KEY)} İ") == f"İstanbul {LABEL} İ"
+    assert redactor.redact(f"İ {KEY[:len(KEY) // 2 + 1]}") == f"İ {LABEL}", "pieces are still found"
+
+
+ORDINARY = """\
+commit 9c4e1d07b2a85f3316e0d9a4c7b2e5f18a3d6c90 (HEAD -> main)
+sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+00000000  73 6b 2d 61 6e 74 00 00  de ad be ef 0a 0b 0c 0d  |sk-ant..........|
+payload: eyJ1c2VyIjogImFkYSIsICJyb2xlIjogImFkbWluIn0= and %7B%22a%22%3A1%7D
+- - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -
+T h e   q u i c k   b r o w n   f o x   j u m p s   o v e r   t h e   d o g
+sk-ant-api03-not-this-one ghp_0000000000000000000000000000000000 tna-ks
+"""
+
+
+def test_ordinary_output_with_hex_base64_and_spaced_text_is_left_alone_as_the_very_same_string():
+    redactor = Redactor({KEY: "ANTHROPIC_API_KEY", "ghp_abcdefghijklmnopqrstuvwxyz012345": "GITHUB_TOKEN",
+                         "local-key-1234567890": "MY_LLM"})
+    assert redactor.redact(ORDINARY) is ORDINARY
+    assert redactor.redact(ORDINARY * 20) == ORDINARY * 20
+
+
+@pytest.mark.parametrize("shown", [" ".join("hunter2"), "hunter2"[::-1], b"hunter2".hex(":"), "uhagre2"])
+def test_short_values_are_never_redacted_in_any_disguise(shown):
+    assert Redactor({"hunter2": "PASSWORD"}).redact(f"pw {shown}") == f"pw {shown}"
 
 
 def test_a_value_with_quotes_and_backslashes_is_redacted_in_json_and_the_json_stays_valid():

@@ -1,8 +1,10 @@
-"""The python tool in a real kernel prints a key from `os.environ`: what it printed is redacted.
+"""The python tool in a real kernel prints a key it found: what it printed is redacted.
 
-Live runs share the kernel's process and so its environment, as does a copy-on-write fork: nothing can keep
-the key from such code, and redacting what it prints, on its way to the store, the views and the model, is
-what protects it there. A spawned worker is given an environment without keys (tests/safety/test_secrets.py).
+Live runs share the kernel's process and so its environment. A copy-on-write fork has the key taken out of
+its environment, but the kernel's memory is its to read (the environment the kernel started with, under
+/proc/self/environ, or a provider client's settings): nothing can keep the key from such code, and redacting
+what it prints, on its way to the store, the views and the model, is what protects it there. A spawned worker
+is given an environment without keys (tests/safety/test_secrets.py).
 """
 
 from __future__ import annotations
@@ -16,9 +18,13 @@ from ..kernel.conftest import kernel  # noqa: F401  (fixture)
 pytestmark = [pytest.mark.timeout(120), pytest.mark.skipif(sys.platform == "win32", reason="POSIX kernels")]
 
 KEY = "sk-ant-kernel-8c2e6a0f4b9d1e7c3a5f"
-PRINT_KEY = [{"tool_calls": [{"name": "python", "input": {
-    "code": "import os\nkey = os.environ['ANTHROPIC_API_KEY']\nprint(key, key.upper())\nlen(key)"}}]},
-    {"text": "printed it"}]
+FIND_KEY = ("import os\nprint('in environ:', 'ANTHROPIC_API_KEY' in os.environ)\n"
+            "started = dict(v.split('=', 1) for v in open('/proc/self/environ').read().split('\\0') if '=' in v)\n"
+            "key = started['ANTHROPIC_API_KEY']\nprint(key, key.upper(), key[::-1])\nlen(key)")
+
+
+def print_key(code: str) -> list[dict]:
+    return [{"tool_calls": [{"name": "python", "input": {"code": code}}]}, {"text": "printed it"}]
 
 
 def tool_output(fe) -> str:
@@ -28,14 +34,16 @@ def tool_output(fe) -> str:
     return fe.text(msg)
 
 
-@pytest.mark.parametrize("permission", [{"python": "allow"}, {"python": {"live": "deny", "sandbox": "allow"}}],
+@pytest.mark.parametrize(("permission", "in_environ"), [({"python": "allow"}, True),
+                                                       ({"python": {"live": "deny", "sandbox": "allow"}}, False)],
                          ids=["live", "sandboxed"])
-def test_a_key_printed_by_python_in_the_kernel_is_redacted(kernel, permission):  # noqa: F811
-    fe = kernel(PRINT_KEY, permission=permission, render_views=False,
+def test_a_key_printed_by_python_in_the_kernel_is_redacted(kernel, permission, in_environ):  # noqa: F811
+    fe = kernel(print_key(FIND_KEY), permission=permission, render_views=False,
                 env={"OPENCODE_NB_HEADLESS": "1", "ANTHROPIC_API_KEY": KEY})
     cell = fe.run_id("%agent print the key")
     output = tool_output(fe)
-    assert output.startswith("completed") and "[redacted: ANTHROPIC_API_KEY] [redacted: ANTHROPIC_API_KEY]" in output
-    assert str(len(KEY)) in output, "the code did run with the key in its environment"
+    assert output.startswith("completed") and f"in environ: {in_environ}" in output
+    assert "[redacted: ANTHROPIC_API_KEY] [redacted: ANTHROPIC_API_KEY] [redacted: ANTHROPIC_API_KEY]" in output
+    assert str(len(KEY)) in output, "the code did find the key"
     for text in (output, fe.text(cell)):
-        assert KEY not in text and KEY.upper() not in text
+        assert KEY not in text and KEY.upper() not in text and KEY[::-1] not in text
