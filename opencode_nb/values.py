@@ -72,6 +72,9 @@ class CodeRun(Frozen):
     """A live run's id, for undoing what it bound."""
     notes: list[str] = []
     """Why the run went where it did (a gate refused the fork), and what was cut."""
+    confinement: str | None = None
+    """How the OS confined a sandboxed run, as its supervisor learnt before the code ran ("confined by the OS
+    (…)", or "isolated at the Python level only"); None for a live run."""
     duration_s: float = 0.0
 
 

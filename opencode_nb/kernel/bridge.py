@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..config.schema import SandboxMode
+from ..sandbox.confine import MECHANISMS, Mechanism
 from ..tool.context import SandboxRefused
 from ..values import CodeRun
 from .journal import Journal, LiveRun
@@ -27,6 +29,12 @@ class IPythonBridge:
         self.live = LiveRunner(shell)
         self.sandbox_memory_mb = SANDBOX_MEMORY_MB
         """The memory a sandboxed run may use beyond what it shares with the kernel; past it, it is killed."""
+        self.use_fork = True
+        """Whether sandboxed code may run in a fork; off, every run goes to a worker given copies (slower, and it
+        sees only the variables the code names)."""
+        self.confine_with: tuple[Mechanism, ...] = MECHANISMS
+        """The OS confinements a fork may use, strongest first; narrowed to see what a machine without the
+        stronger ones gets."""
 
     @property
     def language(self) -> str:
@@ -50,21 +58,24 @@ class IPythonBridge:
             self.journal.record(LiveRun(run.run_id))
         return run
 
-    async def run_sandboxed(self, code: str, *, timeout_s: float, on_output: Callable[[str], None]) -> CodeRun:
-        """A fork when it is safe (fast, and sees everything); a worker given copies when it is not."""
+    async def run_sandboxed(self, code: str, *, timeout_s: float, on_output: Callable[[str], None],
+                            sandbox: SandboxMode = "auto") -> CodeRun:
+        """A fork when it is safe (fast, and sees everything); a worker given copies when it is not. Either is
+        confined by the OS unless `sandbox` is off; `required` refuses to run without that."""
         from .sandbox import fork_refusal, run_forked
         from .worker import run_in_worker, worker_refusal
 
         namespace = self._shell.user_ns
-        why_not_fork = fork_refusal(code, namespace)
+        why_not_fork = fork_refusal(code, namespace) if self.use_fork else "forks are turned off in this kernel"
         if why_not_fork is None:
             return await run_forked(code, self._shell, timeout_s=timeout_s, memory_mb=self.sandbox_memory_mb,
-                                    on_output=on_output)
+                                    on_output=on_output, mechanisms=() if sandbox == "off" else self.confine_with,
+                                    required=sandbox == "required")
         why_not_worker = worker_refusal(code, namespace)
         if why_not_worker is not None:
             raise SandboxRefused(why_not_worker)
         run = await run_in_worker(code, namespace, timeout_s=timeout_s, memory_mb=self.sandbox_memory_mb,
-                                  on_output=on_output)
+                                  on_output=on_output, confine=sandbox != "off", required=sandbox == "required")
         return run.model_copy(update={"notes": [f"Not forked: {why_not_fork}", *run.notes]})
 
     def undo(self, run_id: str | None = None) -> str:

@@ -8,7 +8,8 @@ anything the child does, in this order:
    subprocess). The parent makes the same call, so the group exists whichever of the two runs first.
 2. `PR_SET_PDEATHSIG` = SIGKILL: it dies with the kernel (strictly, with the thread that forked it: the
    kernel's main thread, which lives as long as the kernel). A kernel already gone by then: it exits.
-3. `oom_score_adj` = 1000: under memory pressure the OOM killer takes the child, not the kernel.
+3. `oom_score_adj` = 1000: under memory pressure the OOM killer takes the child, not the kernel; and a nice
+   value of 10, so a child that spins leaves the CPU to the kernel's cells.
 4. `gc.freeze()`: a full collection writes to the header of every tracked object, which would copy every
    page holding one; frozen, the child's collections only visit what it creates.
 5. Descriptors: /dev/null on 0; on 1 and 2 a memfd the parent made before the fork (C-level output and
@@ -43,6 +44,7 @@ import asyncio
 import builtins
 import contextlib
 import gc
+import json
 import os
 import signal
 import sys
@@ -51,19 +53,23 @@ import time
 import warnings
 from typing import Any, NoReturn
 
-from ..values import CodeRun, NamespaceChanges
+from .. import secrets
+from ..sandbox.confine import MECHANISMS, Mechanism, Plan, Report, await_end, enter, prepare
+from ..values import CodeError, CodeRun, NamespaceChanges
 from .execute import run_code
 from .gates import fork_refusal
 from .live import compare, maybe_mutated, visible
 from .supervise import (
+    CONFINED,
     Channel,
     Mode,
+    Outcome,
     Output,
-    _reap,
     describe_exit,
     failed,
     finish,
-    kill_group,
+    kill_tree,
+    reap,
     sandbox_failure,
     status_kb,
     supervise,
@@ -71,13 +77,17 @@ from .supervise import (
 
 __all__ = ["fork_refusal", "run_forked"]
 
+NICENESS = 10
+"""A sandbox yields the CPU to the kernel: on a machine with few cores, a runaway child must not slow the
+person's cells."""
 C_OUTPUT_BYTES = 4 * 2**20
 """C-level output (fds 1 and 2) kept; writes past it fail in the child."""
 
 
 
 async def run_forked(code: str, shell: Any, *, timeout_s: float = 60, memory_mb: int = 2048,
-                     on_output: Output | None = None) -> CodeRun:
+                     on_output: Output | None = None, mechanisms: tuple[Mechanism, ...] = MECHANISMS,
+                     required: bool = False) -> CodeRun:
     """Run `code` in a fork of this kernel, against the copy of `shell.user_ns` the fork gets.
 
     Call it right after `fork_refusal` said None, from the kernel's main thread, in the same step of the
@@ -87,6 +97,8 @@ async def run_forked(code: str, shell: Any, *, timeout_s: float = 60, memory_mb:
         timeout_s: the child is killed after this long (a TimeoutError comes back).
         memory_mb: the memory the child may make its own (copied pages included) before it is killed.
         on_output: told the code's stdout/stderr as it comes, on the loop's thread.
+        mechanisms: the OS confinements the child may use, strongest first (none: Python-level isolation).
+        required: without a complete OS confinement the code is not run, and the run says why.
 
     Raises:
         RuntimeError: not called on the main thread (`fork_refusal` would have said so).
@@ -94,6 +106,7 @@ async def run_forked(code: str, shell: Any, *, timeout_s: float = 60, memory_mb:
     if threading.current_thread() is not threading.main_thread():
         raise RuntimeError("run_forked must be called on the kernel's main thread (see fork_refusal)")
     started = time.perf_counter()
+    plan = confinement_plan(mechanisms, memory_mb)
     capture = _capture_descriptor()
     read_fd, write_fd = os.pipe()
     parent = os.getpid()
@@ -105,37 +118,79 @@ async def run_forked(code: str, shell: Any, *, timeout_s: float = 60, memory_mb:
     except OSError as exc:
         for fd in (read_fd, write_fd, capture):
             os.close(fd)
+        plan.remove_scratch()
         return failed("fork", f"the kernel could not fork: {exc}", started)
     if pid == 0:
-        _child(code, shell, write_fd, capture, memory_mb, parent, prctl)
+        _child(code, shell, write_fd, capture, memory_mb, parent, prctl, plan, required)
     os.close(write_fd)
     with contextlib.suppress(OSError):
         os.setpgid(pid, pid)
     transport: asyncio.BaseTransport | None = None
     status: int | None = None
+    outcome: Outcome | None = None
     try:
         pipe = os.fdopen(read_fd, "rb", buffering=0)
         reader = asyncio.StreamReader(limit=2**20)
         transport, _ = await asyncio.get_running_loop().connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), pipe)
-        outcome = await supervise(reader, lambda: kill_group(pid), pid=pid, timeout_s=timeout_s,
+        outcome = await supervise(reader, lambda: kill_tree(pid), pid=pid, timeout_s=timeout_s,
                                   memory_mb=memory_mb, on_output=on_output)
     finally:
-        kill_group(pid)  # it is done or must be: this also ends anything it left running
-        status = _reap(pid)
+        kill_tree(pid)  # it is done or must be: this also ends anything it left running
         if transport is not None:
             transport.close()
         c_output = _read_capture(capture)
         os.close(capture)
+        if outcome is not None and outcome.result is not None and outcome.stopped is None:
+            _in_background(_clean_up(pid, plan))  # every process is killed: only their exit is left to wait for
+        else:
+            status = await reap(pid)
+            plan.remove_scratch()
     return finish(outcome, mode="fork", c_output=c_output, ended=describe_exit(status), timeout_s=timeout_s,
                   memory_mb=memory_mb, started=started)
+
+
+_cleaning: set[asyncio.Task[None]] = set()
+
+
+def _in_background(work: Any) -> None:
+    task = asyncio.ensure_future(work)
+    _cleaning.add(task)
+    task.add_done_callback(_cleaning.discard)
+
+
+async def _clean_up(pid: int, plan: Plan) -> None:
+    """After a run that gave its result: collect the killed child (a copy of a large kernel takes milliseconds
+    per gigabyte to end) and remove its scratch folder, without the result waiting for either."""
+    await reap(pid)
+    plan.remove_scratch()
 
 
 # ---------------------------------------------------------------------------------------------- the child
 
 
+def confinement_plan(mechanisms: tuple[Mechanism, ...], memory_mb: int) -> Plan:
+    """What the child will do to confine itself: made here, in the kernel, so the child only carries it out."""
+    from ..tool.support.bwrap import jupyter_runtime
+
+    shown = secrets.child_env(os.environ)
+    hidden = tuple(name for name in os.environ if name not in shown)
+    return prepare(mechanisms, scratch_mb=max(64, min(memory_mb, 1024)), secrets=hidden, masked=jupyter_runtime())
+
+
+def unconfined_refusal(report: Report) -> CodeRun:
+    """The run a child reports instead of running the code, when an OS sandbox is required and none applied."""
+    why = "; ".join(report.why_not) or "no OS confinement is available here"
+    return CodeRun(mode="fork", error=CodeError(
+        ename="SandboxError", evalue=f"not run: this workspace requires an OS sandbox (`sandbox: required`) and "
+                                     f"none could confine the code here ({why})",
+        traceback="Not run: the code would have been isolated at the Python level only, and the workspace requires "
+                  "an OS sandbox. Tell the person; retrying will not help. (`sandbox: auto` runs it with Python-level "
+                  "isolation and says so.)"))
+
+
 def _child(code: str, shell: Any, channel_fd: int, capture_fd: int, memory_mb: int, parent: int,
-           prctl: Any) -> NoReturn:
+           prctl: Any, plan: Plan, required: bool) -> NoReturn:
     channel = Channel(channel_fd)
     try:
         os.setpgid(0, 0)
@@ -145,12 +200,21 @@ def _child(code: str, shell: Any, channel_fd: int, capture_fd: int, memory_mb: i
             os._exit(1)
         with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as adj:
             adj.write("1000")
+        with contextlib.suppress(OSError):
+            os.nice(NICENESS)
         gc.freeze()
         _isolate_descriptors(capture_fd, keep=channel_fd)
         limit_address_space(memory_mb)
         _quiet_kernel_streams()
         _forget_kernel_loop()
-        channel.finish(run_and_compare(code, shell.user_ns, shell, channel, mode="fork"))
+        report = enter(plan)  # with namespaces, only a grandchild comes back from here
+        channel.send(CONFINED, json.dumps(report.to_json()).encode())
+        if required and not report.confined:
+            channel.finish(unconfined_refusal(report))
+        else:
+            notes = [f"Removed from the sandbox, too large to copy: {lost}" for lost in report.lost]
+            channel.finish(run_and_compare(code, shell.user_ns, shell, channel, mode="fork", notes=notes))
+        await_end(channel_fd)
     except BaseException as exc:
         with contextlib.suppress(BaseException):
             channel.finish(sandbox_failure("fork", exc))

@@ -28,6 +28,9 @@ WATCH_INTERVAL_S = 0.05
 """How often the parent looks at the child's private memory."""
 MAX_RESULT_BYTES = 8 * 2**20
 """The run's JSON past this loses its largest rich outputs (their text stays)."""
+MAX_FRAME_BYTES = 64 * 2**20
+"""The most the parent reads for one frame: a longer one (only code writing to the pipe can send it) ends the
+run with an error before anything of it is allocated."""
 KEEP_OUTPUT_CHARS = 2**20
 """The parent keeps this much of what the code printed: the first and the last half."""
 BATCH_S = 0.05
@@ -37,8 +40,9 @@ DRAIN_S = 1.0
 """After a kill, how long the parent still reads what the child wrote before it died."""
 
 FRAME = struct.Struct(">cI")
-OUTPUT, RESULT, READY = b"o", b"r", b"b"
-"""Frame kinds: text written by the code; the run's JSON; (worker) loaded, with its memory so far in kB."""
+OUTPUT, RESULT, READY, CONFINED = b"o", b"r", b"b", b"c"
+"""Frame kinds: text written by the code; the run's JSON; (worker) loaded, with its memory so far in kB; the
+confinement that applied, sent before the code runs (so only the first frame is believed as such)."""
 
 Output = Callable[[str], None]
 Mode = Literal["fork", "worker"]
@@ -169,8 +173,12 @@ class Outcome:
     transcript: Transcript = field(default_factory=Transcript)
     result: bytes | None = None
     stopped: str | None = None
-    """Why the parent killed it: "time", "memory" or "startup"; None when it ended by itself."""
+    """Why the parent killed it: "time", "memory", "startup" or "oversized"; None when it ended by itself."""
     ready: bool = False
+    confinement: dict[str, object] | None = None
+    """What the sandbox said applied, when it said so before anything else."""
+    oversized: int = 0
+    """The length of a frame past MAX_FRAME_BYTES, which ended the reading."""
     base_kb: int = 0
     """A worker's private memory once its variables were loaded: the budget comes on top of it."""
 
@@ -213,6 +221,8 @@ async def supervise(reader: asyncio.StreamReader, kill: Callable[[], None], *, p
         await asyncio.wait({reading, stopped}, return_when=asyncio.FIRST_COMPLETED)
         if outcome.stopped is not None:  # killed: what it wrote before dying is still in the pipe
             await asyncio.wait({reading}, timeout=DRAIN_S)
+        elif outcome.oversized:
+            stop("oversized")
     finally:
         watching.cancel()
         deadline.cancel()
@@ -223,12 +233,20 @@ async def supervise(reader: asyncio.StreamReader, kill: Callable[[], None], *, p
 
 async def _read_frames(reader: asyncio.StreamReader, outcome: Outcome, on_output: Output | None,
                        on_ready: Callable[[], None]) -> None:
+    first = True
     while True:
         try:
             kind, size = FRAME.unpack(await reader.readexactly(FRAME.size))
+            if size > MAX_FRAME_BYTES:
+                outcome.oversized = size
+                return
             payload = await reader.readexactly(size)
         except asyncio.IncompleteReadError:
             return
+        if kind == CONFINED and first:
+            with contextlib.suppress(ValueError):
+                outcome.confinement = json.loads(payload)
+        first = False
         if kind == OUTPUT:
             text = payload.decode("utf-8", "replace")
             outcome.transcript.add(text)
@@ -237,6 +255,7 @@ async def _read_frames(reader: asyncio.StreamReader, outcome: Outcome, on_output
                     on_output(text)
         elif kind == RESULT:
             outcome.result = payload
+            return  # finished: whatever still holds the pipe open (a process the code left) is not waited for
         elif kind == READY:
             outcome.ready = True
             outcome.base_kb = int(payload)
@@ -264,14 +283,76 @@ def private_kb(pid: int | str) -> int | None:
         return None
 
 
+def tree(pid: int) -> list[int]:
+    """`pid` and every process below it, parents first, from /proc's child lists (threads' children
+    included). A process the code started stays in the tree however it detached: the namespace's init or a
+    subreaper adopts it."""
+    found = [pid]
+    i = 0
+    while i < len(found):
+        current = found[i]
+        i += 1
+        try:
+            threads = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for thread in threads:
+            with contextlib.suppress(OSError, ValueError), open(f"/proc/{current}/task/{thread}/children") as file:
+                found.extend(int(child) for child in file.read().split())
+    return found
+
+
 def over_budget(pid: int, limit_kb: int) -> bool:
-    """Whether the process's private memory is past `limit_kb`. Its resident size, read first, bounds it from
-    above at a fraction of the cost (0.03 ms against 2 ms for a 1 GB child), so most checks stop there."""
-    resident = status_kb(pid, "VmRSS")
-    if resident is None or resident <= limit_kb:
+    """Whether the sandbox's processes together hold more than `limit_kb` of private memory. Their resident
+    size, read first, bounds it from above at a fraction of the cost (0.03 ms against 2 ms per process for a
+    1 GB child), so most checks stop there."""
+    pids = tree(pid)
+    resident = sum(status_kb(p, "VmRSS") or 0 for p in pids)
+    if resident <= limit_kb:
         return False
-    private = private_kb(pid)
-    return private is not None and private > limit_kb
+    return sum(private_kb(p) or 0 for p in pids) > limit_kb
+
+
+def kill_tree(pid: int, *, rounds: int = 20) -> None:
+    """SIGKILL everything below `pid`, then `pid` and its group. The tree is read again until it shows nothing
+    not already killed, so a process forked while the first were killed goes too; `pid` goes last, so that
+    until then it adopts the orphans, where the next round finds them."""
+    killed: set[int] = set()
+    for _ in range(rounds):
+        below = [p for p in tree(pid)[1:] if p not in killed and not _zombie(p)]
+        if not below:
+            break
+        for child in below:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(child, signal.SIGKILL)
+            killed.add(child)
+    kill_group(pid)
+
+
+async def reap(pid: int) -> int | None:
+    """Wait for a killed child without blocking the event loop: a process that copied a large kernel takes a
+    few milliseconds per gigabyte to end, which the person's next cell should not wait for."""
+    try:
+        handle = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return _reap(pid)
+    loop = asyncio.get_running_loop()
+    ended = loop.create_future()
+    loop.add_reader(handle, lambda: ended.done() or ended.set_result(None))
+    cancelled = False
+    try:
+        await asyncio.wait_for(asyncio.shield(ended), timeout=10)
+    except TimeoutError:
+        pass
+    except asyncio.CancelledError:
+        cancelled = True  # reaped all the same, below, before the cancellation goes on
+    finally:
+        loop.remove_reader(handle)
+        os.close(handle)
+    status = _reap(pid)
+    if cancelled:
+        raise asyncio.CancelledError
+    return status
 
 
 def kill_group(pid: int) -> None:
@@ -281,6 +362,15 @@ def kill_group(pid: int) -> None:
     except (ProcessLookupError, PermissionError):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            text = stat.read()
+    except OSError:
+        return True  # gone already
+    return text[text.rfind(")") + 2: text.rfind(")") + 3] in ("Z", "X")
 
 
 def _reap(pid: int) -> int | None:
@@ -320,8 +410,32 @@ def finish(outcome: Outcome, *, mode: Mode, c_output: str, ended: str, timeout_s
     if outcome.transcript.dropped:
         notes = [*notes, f"The output was {outcome.transcript.dropped + KEEP_OUTPUT_CHARS:,} characters long: "
                          "its middle was cut."]
+    confinement = confinement_label(outcome)
+    return _finished(outcome, mode=mode, output=output, ended=ended, timeout_s=timeout_s, memory_mb=memory_mb,
+                     started=started, notes=notes).model_copy(update={"confinement": confinement})
+
+
+def confinement_label(outcome: Outcome) -> str:
+    """What the sandbox said applied, in one line; a sandbox that said nothing before its code ran counts as
+    unconfined."""
+    from ..sandbox.confine import PYTHON_ONLY, Report
+
+    if outcome.confinement is None:
+        return PYTHON_ONLY
+    try:
+        return Report.from_json(outcome.confinement).label()
+    except (ValueError, TypeError):
+        return PYTHON_ONLY
+
+
+def _finished(outcome: Outcome, *, mode: Mode, output: str, ended: str, timeout_s: float, memory_mb: int,
+              started: float, notes: list[str]) -> CodeRun:
     if outcome.result is not None and outcome.stopped is None:
-        run = CodeRun.model_validate_json(outcome.result)
+        try:
+            run = CodeRun.model_validate_json(outcome.result)
+        except ValueError as exc:
+            return failed(mode, f"the sandbox's result could not be read ({exc.__class__.__name__})", started,
+                          output=output, notes=notes)
         return run.model_copy(update={"output": output, "notes": [*notes, *run.notes],
                                       "duration_s": round(time.perf_counter() - started, 4)})
     if outcome.stopped == "time":
@@ -336,6 +450,13 @@ def finish(outcome: Outcome, *, mode: Mode, c_output: str, ended: str, timeout_s
                       hint=f"The sandbox was stopped when the memory it made its own passed {memory_mb:,} MB "
                            "(copies of the person's data it changed count too). Work on a sample or in chunks, "
                            "select only the columns needed, or avoid changing large objects in place.")
+    if outcome.stopped == "oversized":
+        return failed(mode, f"the sandbox sent a frame of {outcome.oversized:,} bytes, past the "
+                            f"{MAX_FRAME_BYTES // 2**20} MB limit, and was stopped", started, output=output,
+                      notes=notes,
+                      hint=f"The sandbox was stopped when it sent {outcome.oversized:,} bytes at once on its result "
+                           f"channel (at most {MAX_FRAME_BYTES // 2**20} MB is read). Return a summary of the data, "
+                           "not the data.")
     if outcome.stopped == "startup":
         return failed(mode, "the worker did not start in time", started, output=output, notes=notes)
     return failed(mode, f"the sandbox ended without a result ({ended})", started, output=output, notes=notes,

@@ -26,8 +26,13 @@ The parent watches it as it watches a fork: deadline and memory budget from the 
 loaded, process group killed on timeout, memory or cancellation.
 
 On Linux with a working bubblewrap the worker runs inside it (`tool/support/bwrap.py`): the filesystem
-read-only except its scratch folder, a private /tmp, no network. It keeps the kernel's PID namespace, so
-the PID the kernel watches for memory is the worker's own; what it may not do is change anything outside.
+read-only except its scratch folder, a private /tmp, no network, the Jupyter runtime folder and /run masked,
+and a PID namespace of its own, so it can neither see nor signal the kernel, and what it starts ends with it.
+It then puts the seccomp filter of a confined fork on itself (no Unix sockets, no ptrace, no io_uring)
+before reading its job. The kernel watches the memory of the whole tree below bwrap, and kills that tree.
+Without bubblewrap the worker runs isolated at the Python level only, which the run says (`sandbox: required`
+refuses it). Scratch folders are named for their kernel's PID, so a worker starting removes those whose
+kernel died before it could.
 Matplotlib, which insists on a writable config folder, gets one in the scratch folder, seeded with the
 person's matplotlibrc and font list.
 """
@@ -42,8 +47,8 @@ import io
 import json
 import os
 import pickle
+import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -56,13 +61,14 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .. import secrets
+from ..sandbox.confine import Report
 from ..tool.support.bwrap import bwrap_args
 from ..tool.support.ossandbox import BWRAP_ENV, Backend, find_backend_async
 from ..values import CodeRun
 from .gates import names_used, worker_refusal
 from .live import HIDDEN
 from .sandbox import limit_address_space, run_and_compare
-from .supervise import READY, Channel, failed, finish, kill_group, private_kb, sandbox_failure, supervise
+from .supervise import READY, Channel, failed, finish, kill_tree, private_kb, sandbox_failure, supervise, tree
 
 __all__ = ["run_in_worker", "worker_refusal"]
 
@@ -70,12 +76,18 @@ STARTUP_S = 60.0
 """How long the worker may take to start and load its variables before the deadline for the code starts."""
 KEEP_STDERR_BYTES = 2**20
 SAMPLE_SEED = 0
+SCRATCH_PREFIX = "opencode-nb-worker-"
+STALE = re.compile(re.escape(SCRATCH_PREFIX) + r"(\d+)-.+")
+"""A worker's scratch folder, named for the kernel that made it."""
+CONFINED_FLAG = "--confined"
+"""Tells the worker it runs under bwrap: it filters its own system calls, and its kernel is not visible."""
 SOURCE_DEPTH = 3
 """How many levels of notebook functions calling notebook functions are sent as source."""
 
 
 async def run_in_worker(code: str, namespace: Mapping[str, Any], *, timeout_s: float = 60, memory_mb: int = 2048,
-                        max_bytes: int = 512 * 2**20, on_output: Callable[[str], None] | None = None) -> CodeRun:
+                        max_bytes: int = 512 * 2**20, on_output: Callable[[str], None] | None = None,
+                        confine: bool = True, required: bool = False) -> CodeRun:
     """Run `code` in a spawned worker that receives copies of the variables it names.
 
     Args:
@@ -83,20 +95,29 @@ async def run_in_worker(code: str, namespace: Mapping[str, Any], *, timeout_s: f
         memory_mb: what the code may use beyond the loaded variables before the worker is killed.
         max_bytes: what all the variables may take together; big frames are sampled to fit.
         on_output: told the code's stdout/stderr as it comes, on the loop's thread.
+        confine: run it in the OS sandbox where there is one (`sandbox` other than `off`).
+        required: without the OS sandbox the code is not run.
     """
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="opencode-nb-worker-", dir=_scratch_dir(max_bytes)) as scratch:
+    directory = _scratch_dir(max_bytes)
+    remove_stale(directory or tempfile.gettempdir())
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=directory) as scratch:
         env = _environment()
         argv = [sys.executable, "-m", "opencode_nb.kernel.worker", str(os.getpid())]
-        confined = await _confine(argv, Path(scratch), env)
+        sandboxed, why_not = await _confine(argv, Path(scratch), env) if confine else (None, "`sandbox: off`")
+        if sandboxed is None and required:
+            return failed("worker", f"not run: this workspace requires an OS sandbox (`sandbox: required`) and the "
+                                    f"worker cannot have one here ({why_not})", started,
+                          hint="Not run: the worker would have been isolated at the Python level only, and the "
+                               "workspace requires an OS sandbox. Tell the person; retrying will not help.")
         try:
             proc = await asyncio.create_subprocess_exec(
-                *confined, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                *(sandboxed or argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                 start_new_session=os.name == "posix")
         except OSError as exc:
             return failed("worker", f"the worker could not be started: {exc}", started)
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        pid = proc.pid if confined is argv else await _child_of(proc.pid)
+        marking = asyncio.ensure_future(_last_in_line(proc.pid)) if sandboxed is not None else None
         stderr = asyncio.ensure_future(_collect(proc.stderr))
         try:
             job, notes = pack(code, namespace, Path(scratch), max_bytes)
@@ -105,38 +126,41 @@ async def run_in_worker(code: str, namespace: Mapping[str, Any], *, timeout_s: f
                 proc.stdin.write(json.dumps(job).encode())
                 await proc.stdin.drain()
                 proc.stdin.close()
-            outcome = await supervise(proc.stdout, lambda: _kill(proc, pid), pid=pid, timeout_s=timeout_s,
+            outcome = await supervise(proc.stdout, lambda: _kill(proc), pid=proc.pid, timeout_s=timeout_s,
                                       memory_mb=memory_mb, on_output=on_output, startup_s=STARTUP_S)
         finally:
-            _kill(proc, pid)
+            _kill(proc)
+            if marking is not None:
+                marking.cancel()
             returncode = await proc.wait()
-            if pid != proc.pid:
-                # What the worker started, now that bwrap has reaped it: the group only, since bwrap's PID
-                # may already belong to another process.
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
             await asyncio.wait({stderr}, timeout=0.5)  # a grandchild in another session may hold it open
             stderr.cancel()
     c_output = stderr.result() if stderr.done() and not stderr.cancelled() else ""
     ended = f"it exited with status {returncode}" if returncode >= 0 else f"it was killed by signal {-returncode}"
+    outcome.confinement = BWRAP_REPORT.to_json() if sandboxed is not None else Report(
+        "none", why_not=(why_not,)).to_json()
     return finish(outcome, mode="worker", c_output=c_output, ended=ended, timeout_s=timeout_s,
                   memory_mb=memory_mb, started=started, notes=notes)
 
 
-async def _confine(argv: list[str], scratch: Path, env: dict[str, str]) -> list[str]:
-    """`argv` under bwrap when it works here (`OPENCODE_NB_BWRAP` chooses the binary, as for shell commands);
-    else `argv` itself."""
+BWRAP_REPORT = Report("namespaces", ("files", "network", "processes", "unix sockets"))
+"""The worker's confinement: bubblewrap's namespaces, and the seccomp filter the worker puts on itself."""
+
+
+async def _confine(argv: list[str], scratch: Path, env: dict[str, str]) -> tuple[list[str] | None, str]:
+    """`argv` under bwrap when it works here (`OPENCODE_NB_BWRAP` chooses the binary, as for shell commands),
+    with the worker told to filter its own system calls; else None and why not."""
     if not sys.platform.startswith("linux"):
-        return argv
+        return None, f"there is no OS sandbox for the worker on {sys.platform}"
     found = await find_backend_async(os.environ.get(BWRAP_ENV))
     if not isinstance(found, Backend) or found.kind != "bwrap":
-        return argv
+        return None, str(found)
     _seed_matplotlib(scratch / "matplotlib", env)
     cwd = Path.cwd() if Path.cwd().is_dir() else Path("/")
     # The kernel's folder (the notebook's, whose data files the code reads by relative paths) stays readable
     # even where the sandbox hides what is around it, as under /tmp.
-    return [*bwrap_args(found.binary, writable=[scratch], readable=[cwd], network=False, cwd=cwd, pid_namespace=False),
-            *argv]
+    return [*bwrap_args(found.binary, writable=[scratch], readable=[cwd], network=False, cwd=cwd),
+            *argv, CONFINED_FLAG], ""
 
 
 def _seed_matplotlib(folder: Path, env: dict[str, str]) -> None:
@@ -155,31 +179,45 @@ def _seed_matplotlib(folder: Path, env: dict[str, str]) -> None:
     env["MPLCONFIGDIR"] = str(folder)
 
 
-async def _child_of(pid: int) -> int:
-    """The worker's PID: bwrap starts it as its only child a moment after starting. bwrap's own PID if the
-    child cannot be seen (no /proc): the group kill still reaches the worker, only the memory watch is lost."""
-    for _ in range(200):
-        try:
-            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        except OSError:
-            return pid
-        if children:
-            child = int(children[0])
-            with contextlib.suppress(OSError), open(f"/proc/{child}/oom_score_adj", "w") as adj:
-                adj.write("1000")  # the worker cannot: its /proc is read-only
-            return child
+def remove_stale(directory: str) -> None:
+    """Scratch folders of workers whose kernel is gone (killed before it could remove them)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            owner = STALE.fullmatch(entry.name)
+            if owner is None or not entry.is_dir(follow_symlinks=False):
+                continue
+            try:
+                os.kill(int(owner.group(1)), 0)
+            except ProcessLookupError:
+                shutil.rmtree(entry.path, ignore_errors=True)
+            except (PermissionError, OverflowError):
+                continue
+
+
+async def _last_in_line(pid: int) -> None:
+    """Make the worker, once bwrap has started it below its own init, the OOM killer's first choice (its
+    /proc is read-only from inside)."""
+    for _ in range(400):
+        below = tree(pid)[1:]
+        if len(below) >= 2 or (below and _command(below[-1]) != "bwrap"):
+            for process in below:
+                with contextlib.suppress(OSError), open(f"/proc/{process}/oom_score_adj", "w") as adj:
+                    adj.write("1000")
+            return
         await asyncio.sleep(0.005)
-    return pid
 
 
-def _kill(proc: asyncio.subprocess.Process, pid: int) -> None:
-    """The worker, or the whole group when it runs unconfined. A confined worker is killed alone first, so that
-    bwrap reaps it and exits: killed together, the worker would be left a zombie for init to collect."""
-    if os.name == "posix" and pid != proc.pid:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-    elif os.name == "posix":
-        kill_group(proc.pid)
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    """The worker and everything below it (bwrap, its init, what the code started)."""
+    if os.name == "posix":
+        kill_tree(proc.pid)
     else:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
@@ -443,16 +481,20 @@ def main() -> NoReturn:
     os.dup2(2, 1)  # the code's C-level stdout joins stderr, which the parent reads as such
     sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False, buffering=1)  # noqa: SIM115
     try:
-        if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            os.nice(10)  # as a fork does: the kernel's cells come first
+        confined = CONFINED_FLAG in sys.argv[2:]
+        if confined:
+            _filter_own_calls()
+        elif sys.platform.startswith("linux"):
             import ctypes
             import signal
 
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
             with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as adj:
                 adj.write("1000")
-        parent = os.getppid()
-        if int(sys.argv[1]) not in (parent, _parent_of(parent)):  # under bwrap, the kernel is the grandparent
-            os._exit(1)
+            if int(sys.argv[1]) != os.getppid():
+                os._exit(1)
         with warnings.catch_warnings():  # the worker's own start-up says nothing to the model
             warnings.simplefilter("ignore")
             shell = _shell()
@@ -471,12 +513,17 @@ def main() -> NoReturn:
         os._exit(0)
 
 
-def _parent_of(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat[stat.rfind(")") + 2:].split()[1])
+def _filter_own_calls() -> None:
+    """Under bwrap (which dies with the kernel, and hides it): the same seccomp filter as a confined fork, so no
+    Unix socket is reachable (a kernel on the `ipc` transport listens on one) nor any of the refused calls."""
+    from ..sandbox.linux import load
+    from ..sandbox.seccomp import Filter
+
+    libc = load()
+    if libc is None:
+        raise RuntimeError("the worker cannot filter its system calls on this machine")
+    libc.no_new_privileges()
+    Filter(libc.arch, all_sockets=False).install(libc)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from ..permission.events import ToolRef
 from ..values import Cell, CellRun, CodeRun, NewCell, NotebookSnapshot, Todo
 
 if TYPE_CHECKING:
+    from ..config.schema import SandboxMode
     from ..permission.rules import Rule
     from ..question.service import QuestionService
     from .support.ossandbox import SandboxCall
@@ -81,8 +82,10 @@ class KernelBridge(Protocol):
         """Run `code` in the person's namespace; the result says what it bound, and `run_id` undoes that."""
         ...
 
-    async def run_sandboxed(self, code: str, *, timeout_s: float, on_output: Callable[[str], None]) -> CodeRun:
-        """Run `code` where the person's namespace cannot change: a fork, else a worker.
+    async def run_sandboxed(self, code: str, *, timeout_s: float, on_output: Callable[[str], None],
+                            sandbox: SandboxMode = "auto") -> CodeRun:
+        """Run `code` where nothing of the person's can change: a fork, else a worker, each confined by the OS
+        as `sandbox` says (off: Python-level isolation only; required: no run without the OS sandbox).
 
         Raises:
             SandboxRefused: neither can run it (objects holding connections, no way to isolate).

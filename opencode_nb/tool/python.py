@@ -31,10 +31,13 @@ MAX_DISPLAY_CHARS = 4000
 
 WHERE = {
     "live": "Ran in the person's namespace (live).",
-    "fork": "Ran in a sandbox: a copy-on-write fork of the kernel. The person's variables are unchanged.",
-    "worker": "Ran in a sandbox: a separate worker given copies of the variables the code names. The person's "
-              "variables are unchanged.",
+    "fork": "Ran in a sandbox: a copy-on-write fork of the kernel",
+    "worker": "Ran in a sandbox: a separate worker given copies of the variables the code names",
 }
+CONFINED = ("{where}, {confinement}: it could change none of the person's variables, files, kernel or notebook, "
+            "and reached no network; only its scratch folder ($TMPDIR) was writable, and it is gone now.")
+UNCONFINED = ("{where}, {confinement}: the person's variables are unchanged, but nothing but this tool's rules "
+              "kept the code from files, the network or the kernel.")
 
 
 class PythonParams(BaseModel):
@@ -67,7 +70,9 @@ class PythonTool(Tool[PythonParams]):
                 run = await ctx.kernel.run_live(params.code, timeout_s=timeout_s, on_output=stream.write)
             else:
                 try:
-                    run = await ctx.kernel.run_sandboxed(params.code, timeout_s=timeout_s, on_output=stream.write)
+                    mode = ctx.sandbox.policy.mode if ctx.sandbox is not None else "auto"
+                    run = await ctx.kernel.run_sandboxed(params.code, timeout_s=timeout_s, on_output=stream.write,
+                                                         sandbox=mode)
                 except SandboxRefused as refused:
                     if ctx.permitted is None or ctx.permitted("python", "live") == "deny":
                         raise ToolError(f"The code cannot run in a sandbox: {refused}. This agent may not run "
@@ -90,7 +95,7 @@ class PythonTool(Tool[PythonParams]):
 
 def model_text(run: CodeRun, *, include_error: bool = False) -> str:
     """What the model reads of a run: where it ran, what it printed, showed and returned, what it changed."""
-    parts = [WHERE[run.mode], *run.notes]
+    parts = [where(run), *run.notes]
     if run.output.strip():
         parts.append("Output:\n" + run.output.rstrip("\n"))
     for i, bundle in enumerate(run.displays, 1):
@@ -103,6 +108,17 @@ def model_text(run: CodeRun, *, include_error: bool = False) -> str:
     if run.mode == "live" and run.run_id and not run.error:
         parts.append("The person can undo the new bindings with `%agent undo`.")
     return "\n\n".join(p for p in parts if p)
+
+
+def where(run: CodeRun) -> str:
+    """Where the code ran and what stood between it and the person's things."""
+    if run.mode == "live":
+        return WHERE["live"]
+    if run.error is not None and run.error.evalue.startswith("not run"):
+        return "Not run in a sandbox."
+    confinement = run.confinement or "isolated at the Python level only"
+    template = CONFINED if confinement.startswith("confined") else UNCONFINED
+    return template.format(where=WHERE[run.mode], confinement=confinement)
 
 
 def changes_text(run: CodeRun) -> str:

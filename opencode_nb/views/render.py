@@ -198,6 +198,18 @@ def code_html(code: str, *, summary: str | None = None) -> str:
     return f"<details><summary>{escape(summary)}</summary>{pre}</details>" if summary else pre
 
 
+def confinement_html(metadata: Mapping[str, Any]) -> str:
+    """How the OS confined a sandboxed python run, said where the person looks: on its card."""
+    run = metadata.get("run")
+    label = run.get("confinement") if isinstance(run, Mapping) else None
+    if not isinstance(label, str) or not label:
+        return ""
+    confined = label.startswith("confined")
+    mark, color = ("🔒", MUTED) if confined else ("⚠", COLORS["error"])
+    return (f'<div class="ocnb-confinement{"" if confined else " ocnb-unconfined"}" '
+            f'style="color:{color};font-size:0.9em">{mark} sandbox {escape(label)}</div>')
+
+
 def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = False, waiting: bool = False) -> str:
     """The card of one tool call: what it is, its state, and what it produced."""
     state = part.state
@@ -211,7 +223,7 @@ def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = Fa
     body = ""
     metadata: dict[str, Any] = getattr(state, "metadata", {}) or {}
     if part.tool == "python" and isinstance(state.input.get("code"), str):
-        body = code_html(state.input["code"], summary="code")
+        body = code_html(state.input["code"], summary="code") + confinement_html(metadata)
     if state.status == "running" and metadata.get("output"):
         tail = "\n".join(str(metadata["output"]).splitlines()[-TAIL_LINES:])
         body += f'<pre class="ocnb-tail" style="{PRE}">{escape(tail)}</pre>'

@@ -5,7 +5,9 @@ returned, refuses what holds a connection, samples what is too big, and is kille
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import threading
@@ -17,9 +19,10 @@ import pandas as pd
 import polars as pl
 import pytest
 
-from opencode_nb.kernel.worker import pack, run_in_worker, worker_refusal
+from opencode_nb.kernel.worker import pack, remove_stale, run_in_worker, worker_refusal
 
-from .test_sandbox import eventually_gone, ipython, shell  # noqa: F401  (fixtures)
+from .processes import running
+from .test_sandbox import ipython, shell  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")]
 
@@ -108,13 +111,13 @@ async def test_what_cannot_be_copied_is_left_out_and_the_notes_say_why():
 
 
 async def test_an_endless_loop_is_killed_at_its_deadline_and_the_worker_is_gone():
-    pids: list[str] = []
+    marker = f"{os.getpid()}.{time.monotonic_ns() % 1000}"
     started = time.monotonic()
-    run = await run_in_worker("import os\nprint(os.getpid(), flush=True)\nwhile True:\n    pass", {}, timeout_s=1,
-                              on_output=pids.append)
+    run = await run_in_worker(f"import subprocess\nsubprocess.Popen(['sleep', '{marker}'])\nwhile True:\n    pass",
+                              {}, timeout_s=1)
     assert run.error is not None and run.error.ename == "TimeoutError"
     assert time.monotonic() - started < 5
-    assert await eventually_gone(int("".join(pids)))
+    assert running(marker) == [] and running("opencode_nb.kernel.worker " + str(os.getpid())) == []
 
 
 async def test_a_memory_bomb_in_the_worker_is_stopped():
@@ -123,20 +126,39 @@ async def test_a_memory_bomb_in_the_worker_is_stopped():
     assert run.error is not None and run.error.ename == "MemoryError"
 
 
-async def test_cancelling_the_run_kills_the_worker():
-    pids: list[str] = []
-    task = asyncio.create_task(run_in_worker("import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(60)", {},
-                                             on_output=pids.append))
-    while "\n" not in "".join(pids):
+async def test_cancelling_the_run_kills_the_worker_and_what_it_started():
+    marker = f"{os.getpid()}.{time.monotonic_ns() % 1000 + 1000}"
+    said: list[str] = []
+    task = asyncio.create_task(run_in_worker(
+        f"import subprocess, time\nsubprocess.Popen(['setsid', 'sleep', '{marker}'])\nprint('up', flush=True)\n"
+        "time.sleep(60)", {}, on_output=said.append))
+    while "up" not in "".join(said):
         await asyncio.sleep(0.02)
+    await asyncio.sleep(0.2)
+    assert running(marker)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert not Path(f"/proc/{int(''.join(pids))}").exists()
+    assert running(marker) == [] and running("opencode_nb.kernel.worker " + str(os.getpid())) == []
 
 
 async def test_the_worker_has_no_input_and_leaves_no_files_behind(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    mine = f"opencode-nb-worker-{os.getpid()}-*"
+    before = set(Path("/dev/shm").glob(mine))
     run = await run_in_worker("input('name? ')", {"x": pd.DataFrame({"a": [1]})}, max_bytes=2**40)
     assert run.error is not None and run.error.ename == "EOFError"
-    assert not list(Path("/dev/shm").glob("opencode-nb-worker-*")) and not list(tmp_path.iterdir())
+    assert set(Path("/dev/shm").glob(mine)) == before and not list(tmp_path.iterdir())
+
+
+async def test_a_worker_starting_removes_the_scratch_folders_of_kernels_that_died(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f"opencode-nb-worker-{dead.pid}-abc"
+    alive = tmp_path / f"opencode-nb-worker-{os.getpid()}-def"
+    for folder in (stale, alive):
+        folder.mkdir()
+        (folder / "0.arrow").write_bytes(b"x")
+    remove_stale(str(tmp_path))
+    assert not stale.exists() and alive.exists()

@@ -132,3 +132,17 @@ def test_a_command_that_succeeds_keeps_its_tick():
 
 def test_a_command_killed_by_a_signal_says_which():
     assert "✗ killed by signal 9 2.0s" in tool_card_html(bash_card(exit=-9, timed_out=False))
+
+
+def test_a_sandboxed_python_card_says_how_the_os_confined_it_and_warns_when_nothing_did():
+    def card(confinement: str | None) -> str:
+        run = {"mode": "fork", "confinement": confinement}
+        state = ToolCompleted(input={"code": "df.x.sum()"}, output="3", title="sum", started_at=0.0,
+                              metadata={"run": run})
+        return tool_card_html(ToolPart(session_id="s", message_id="m", call_id="c", tool="python", state=state))
+
+    confined = card("confined by the OS (namespaces + seccomp)")
+    assert "🔒 sandbox confined by the OS (namespaces + seccomp)" in confined and "ocnb-unconfined" not in confined
+    loose = card("isolated at the Python level only")
+    assert "⚠ sandbox isolated at the Python level only" in loose and "ocnb-unconfined" in loose
+    assert "sandbox" not in card(None).split("</details>")[-1]  # a live run says nothing of a sandbox

@@ -44,7 +44,7 @@ MASKED = ("/run",)
 
 
 def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Path,
-               readable: Sequence[Path] = (), pid_namespace: bool = True) -> list[str]:
+               readable: Sequence[Path] = ()) -> list[str]:
     """The bwrap command line that runs what follows it (append the command's argv).
 
     Args:
@@ -52,14 +52,11 @@ def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Pat
         network: keep the host's network (else a private loopback only).
         readable: directories bound read-only over what was masked (the python worker's working folder,
             when it lies under /tmp).
-        pid_namespace: a private PID namespace and a read-only /proc. The python worker goes without one: the
-            kernel watches its memory through its PID, and sees its /proc read-only through the root bind.
     """
     args = [binary, "--ro-bind", "/", "/", "--dev", "/dev"]
-    if pid_namespace:
-        args += ["--unshare-pid", "--proc", "/proc", "--remount-ro", "/proc"]
+    args += ["--unshare-pid", "--proc", "/proc", "--remount-ro", "/proc"]
     args += ["--tmpfs", "/tmp"]
-    masked = [Path(p) for p in (*MASKED, *_jupyter_runtime()) if Path(p).is_dir() and not Path(p).is_symlink()]
+    masked = [Path(p) for p in (*MASKED, *jupyter_runtime()) if Path(p).is_dir() and not Path(p).is_symlink()]
     for path in masked:
         args += ["--tmpfs", str(path)]
     resolv = Path(os.path.realpath("/etc/resolv.conf"))
@@ -115,7 +112,7 @@ def probe_command(binary: str) -> list[str]:
             "/proc", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL", "true"]
 
 
-def _jupyter_runtime() -> list[str]:
+def jupyter_runtime() -> list[str]:
     """Where Jupyter keeps kernel connection files (with the key that signs messages) and server tokens."""
     try:
         from jupyter_core.paths import jupyter_runtime_dir

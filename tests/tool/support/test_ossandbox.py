@@ -59,15 +59,15 @@ def test_bwrap_as_root_keeps_only_the_file_permission_capabilities(folders, monk
     assert not {"CAP_SYS_ADMIN", "CAP_NET_ADMIN", "CAP_MKNOD", "CAP_KILL"} & set(pairs(args, "--cap-add"))
 
 
-def test_bwrap_with_network_shares_it_and_the_worker_keeps_the_kernels_pids(folders):
-    args = bwrap.bwrap_args("bwrap", writable=list(folders), network=True, cwd=folders[0], pid_namespace=False)
-    assert "--unshare-net" not in args and "--unshare-pid" not in args and "--proc" not in args
+def test_bwrap_with_network_shares_it_and_still_hides_every_other_process(folders):
+    args = bwrap.bwrap_args("bwrap", writable=list(folders), network=True, cwd=folders[0])
+    assert "--unshare-net" not in args and "--unshare-pid" in args and "--proc" in args
 
 
 def test_bwrap_masks_jupyters_runtime_folder(folders, tmp_path, monkeypatch):
     runtime = tmp_path / "runtime"
     runtime.mkdir()
-    monkeypatch.setattr(bwrap, "_jupyter_runtime", lambda: [str(runtime)])
+    monkeypatch.setattr(bwrap, "jupyter_runtime", lambda: [str(runtime)])
     assert str(runtime) in pairs(bwrap.bwrap_args("bwrap", writable=[], network=True, cwd=folders[0]), "--tmpfs")
 
 
