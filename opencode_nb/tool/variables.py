@@ -8,7 +8,7 @@ reads it (a property runs): naming it is asking for it.
 
 The work runs on the event loop's thread, not a worker thread: the person's objects are not thread-safe, and
 the python tool may fork the kernel, which must not happen while another thread is inside pandas. It is short
-by construction: `support/describe.py` bounds every scan by a time budget.
+by construction: `support/describe` bounds every scan by a time budget, and starts no compute.
 """
 
 from __future__ import annotations

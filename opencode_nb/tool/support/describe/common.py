@@ -9,6 +9,7 @@ import fractions
 import functools
 import inspect
 import itertools
+import math
 import numbers
 import reprlib
 import sys
@@ -17,6 +18,8 @@ import types
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from .lazy import polars_schema, without_dask_compute
 
 LIST_LIMIT = 200
 """Rows of the namespace table; data-like values come first, so they are the last to be cut."""
@@ -34,6 +37,9 @@ FULL_COUNT_ROWS = 1_000_000
 PREFIX_ROWS = 100_000
 TYPE_SAMPLE = 1_000
 """Elements whose types are tallied in a container or an object array."""
+SIZE_SAMPLE = 100
+"""Columns without a fixed item size (categoricals, Arrow strings, nullable numbers) measured one by one in a
+frame; past this many, an even sample of them is measured and the rest estimated from it (shown `~`)."""
 
 FAST_SCAN_S = 8e-9
 """Estimated seconds per cell for a numeric numpy column's null count, min, max and mean (twice the measured)."""
@@ -44,7 +50,10 @@ OBJECT_SCAN_S = 1e-7
 HASH_S = 2e-7
 """Per cell, counting the distinct values of a column of Python objects."""
 POLARS_HASH_S = 5e-8
-"""Per cell, counting the distinct values of a polars text column."""
+"""Per cell, counting the distinct values of a polars text column with polars (which runs its thread pool)."""
+POLARS_COUNT_S = 4e-7
+"""Per cell, counting them in Python instead (`to_list` and a `Counter`, 3.2e-7 measured), which leaves polars'
+thread pool alone."""
 
 HIDDEN_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 """IPython's own entries in the namespace; `_`, `__`, `_i3`, `_oh` and the like go with every private name."""
@@ -225,7 +234,35 @@ def dims(shape: Iterable[Any]) -> str:
 
 def tally(labels: Iterable[str], width: int = REPR_WIDTH) -> str:
     """`float64×3, object×1`: most common first, cut to `width`."""
-    text = ", ".join(f"{label}×{n}" for label, n in Counter(labels).most_common())
+    return _tally_text(Counter(labels), width)
+
+
+def dtype_tally(dtypes: list[Any], width: int = REPR_WIDTH) -> str:
+    """`tally` of dtype objects; see `dtype_groups`."""
+    return _tally_groups(dtype_groups(dtypes), width)
+
+
+def dtype_groups(dtypes: list[Any]) -> list[tuple[Any, int]]:
+    """(dtype, how many) in order of first appearance, grouping identical objects: naming a numpy dtype costs
+    microseconds and hashing a categorical one hashes its categories, while a 20,000-column frame repeats a
+    handful of objects. Equal dtypes built apart (two columns' categoricals) are merged by `_tally_groups`."""
+    import numpy as np
+
+    ids = np.fromiter(map(id, dtypes), dtype=np.uintp, count=len(dtypes))
+    _, first, counts = np.unique(ids, return_index=True, return_counts=True)
+    order = np.argsort(first)
+    return list(zip([dtypes[i] for i in first[order].tolist()], counts[order].tolist(), strict=True))
+
+
+def _tally_groups(groups: list[tuple[Any, int]], width: int = REPR_WIDTH) -> str:
+    labels: Counter[str] = Counter()
+    for dtype, n in groups:
+        labels[str(dtype)] += n
+    return _tally_text(labels, width)
+
+
+def _tally_text(counts: Counter[str], width: int) -> str:
+    text = ", ".join(f"{label}×{n}" for label, n in counts.most_common())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -238,6 +275,17 @@ def names(prefix: str, values: Iterable[Any], width: int = REPR_WIDTH) -> str:
             return text + (", …" if i else "…")
         text += piece
     return text
+
+
+def top_values(counts: Any, distinct: str, where: str) -> str:
+    """`counts` (value → count, most frequent first) as 'N distinct; top: a 40 · b 30'."""
+    pairs = [(k, int(c)) for k, c in itertools.islice(counts.items(), TOP_VALUES) if c]
+    distinct = distinct or f"{int((counts > 0).sum()):,} distinct"
+    if not pairs:
+        return f"no values{where}"
+    if pairs[0][1] == 1:
+        return f"{distinct}{where}, none repeated"
+    return f"{distinct}{where}; top: " + " · ".join(f"{short_repr(k, 30)} {c:,}" for k, c in pairs)
 
 
 def plural(n: int, word: str) -> str:
@@ -259,8 +307,37 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _pandas_memory(nbytes: Any, dtypes: list[str]) -> str:
-    return human_bytes(int(nbytes)) + ("+" if "object" in dtypes else "")
+def _pandas_memory(nbytes: Any, dtypes: list[str], *, estimated: bool = False) -> str:
+    return ("~" if estimated else "") + human_bytes(int(nbytes)) + ("+" if "object" in dtypes else "")
+
+
+def pandas_frame_figures(df: Any) -> tuple[str, str]:
+    """(dtypes tally, shallow memory) of a frame, at a cost that does not grow with its columns:
+    `memory_usage(deep=False)` builds a Series a column (8 µs each, 160 ms at 20,000 columns), and naming each
+    column's dtype costs about as much.
+
+    A numpy-backed column (numbers, dates, objects) holds rows × item size bytes, so those are counted by dtype,
+    exactly. Columns of other kinds are measured as `memory_usage` measures them, up to `SIZE_SAMPLE` of them;
+    past that an even sample is measured and the figure starts with `~`.
+    """
+    import numpy as np
+
+    rows, dtypes = len(df), df.dtypes.tolist()
+    groups = dtype_groups(dtypes)
+    sized = [(dtype, n) for dtype, n in groups if isinstance(dtype, np.dtype)]
+    nbytes = int(df.index.memory_usage(deep=False)) + sum(n * rows * dtype.itemsize for dtype, n in sized)
+    unsized = [id(dtype) for dtype, _ in groups if not isinstance(dtype, np.dtype)]
+    estimated = False
+    if unsized:
+        ids = np.fromiter(map(id, dtypes), dtype=np.uintp, count=len(dtypes))
+        positions = np.flatnonzero(np.isin(ids, np.array(unsized, dtype=np.uintp)))
+        sample = positions[::math.ceil(len(positions) / SIZE_SAMPLE)]
+        # One sub-frame: a Series a column through `iloc` costs three times as much.
+        measured = int(df.iloc[:, sample].memory_usage(index=False, deep=False).sum())
+        estimated = len(sample) < len(positions)
+        nbytes += measured * len(positions) // len(sample)
+    objects = any(dtype.kind == "O" for dtype, _ in sized)
+    return _tally_groups(groups), _pandas_memory(nbytes, ["object"] if objects else [], estimated=estimated)
 
 
 def _numpy_repr(a: Any, *, threshold: int, edgeitems: int, one_line: bool = True) -> str:
@@ -288,9 +365,7 @@ def _memory_mapped(a: Any) -> bool:
 
 
 def _pandas_frame_row(df: Any) -> tuple[str, str, str, str]:
-    dtypes = [str(d) for d in df.dtypes]
-    return (dims(df.shape), tally(dtypes), _pandas_memory(df.memory_usage(deep=False).sum(), dtypes),
-            names("columns", df.columns))
+    return dims(df.shape), *pandas_frame_figures(df), names("columns", df.columns)
 
 
 def _pandas_series_row(s: Any) -> tuple[str, str, str, str]:
@@ -313,20 +388,25 @@ def _polars_series_row(s: Any) -> tuple[str, str, str, str]:
 
 
 def _lazy_row(lf: Any) -> tuple[str, str, str, str]:
-    schema = lf.collect_schema()
-    return f"?×{len(schema):,}", tally(map(str, schema.dtypes())), "lazy", names("columns", schema.names())
+    schema = polars_schema(lf)
+    if schema is None:
+        return "?×?", "", "lazy", "schema unknown until its Python functions run"
+    return f"?×{len(schema):,}", tally(map(str, schema.values())), "lazy", names("columns", schema)
 
 
+@without_dask_compute
 def _dask_frame_row(ddf: Any) -> tuple[str, str, str, str]:
     # Only what the frame's meta knows: even `npartitions` may have to work out divisions first (100 ms for a
     # million-row `from_pandas`), or list the files of a parquet dataset.
     return f"?×{len(ddf.columns):,}", tally(map(str, ddf.dtypes)), "lazy", names("columns", ddf.columns)
 
 
+@without_dask_compute
 def _dask_series_row(s: Any) -> tuple[str, str, str, str]:
     return "?", str(s.dtype), "lazy", ""
 
 
+@without_dask_compute
 def _dask_array_row(a: Any) -> tuple[str, str, str, str]:
     return dims(a.shape), str(a.dtype), "lazy", f"chunks {dims(a.chunksize)}"
 

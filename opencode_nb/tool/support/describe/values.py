@@ -20,12 +20,10 @@ from .common import (
     HEAD_ROWS,
     MAX_COLUMNS,
     OBJECT_SCAN_S,
-    POLARS_HASH_S,
     PREFIX_ROWS,
     SAMPLE_ITEMS,
     SCALARS,
     SLOW_SCAN_S,
-    TOP_VALUES,
     TYPE_SAMPLE,
     Budget,
     _memory_mapped,
@@ -33,15 +31,20 @@ from .common import (
     _pandas_memory,
     clip,
     dims,
+    dtype_tally,
     human_bytes,
     kind_of,
     number,
+    pandas_frame_figures,
     plural,
     qualified,
     short_repr,
     table,
     tally,
+    top_values,
 )
+from .lazy import dask_partitions, polars_plan, polars_schema, without_dask_compute
+from .polars_pool import Counting, polars_pool_running
 
 
 def describe(value: Any, label: str, *, budget_s: float = DESCRIBE_BUDGET_S) -> str:
@@ -68,17 +71,18 @@ def describe(value: Any, label: str, *, budget_s: float = DESCRIBE_BUDGET_S) -> 
 
 def _describe_pandas_frame(df: Any, label: str, budget: Budget) -> str:
     rows, cols = df.shape
-    dtypes = [str(d) for d in df.dtypes]
-    memory = _pandas_memory(df.memory_usage(deep=False).sum(), dtypes)
+    memory = pandas_frame_figures(df)[1]
+    shallow = "shallow, estimated from a sample of the columns" if memory.startswith("~") else "shallow"
     cells = []
     for i in range(min(cols, MAX_COLUMNS)):
         name = clip(str(df.columns[i]), 40)
-        cells.append([name, dtypes[i], *_pandas_column(df.iloc[:, i], name, budget)])
+        column = df.iloc[:, i]
+        cells.append([name, str(column.dtype), *_pandas_column(column, name, budget)])
     lines = [f"{label}: pandas DataFrame, {plural(rows, 'row')} × {plural(cols, 'column')}, {memory} in memory "
-             "(shallow)",
+             f"({shallow})",
              f"Index: {_pandas_index(df.index)}", "", table(["column", "dtype", "non-null", "nulls", "summary"], cells)]
     if cols > MAX_COLUMNS:
-        lines.append(f"… and {cols - MAX_COLUMNS:,} more columns ({tally(dtypes[MAX_COLUMNS:])}).")
+        lines.append(f"… and {cols - MAX_COLUMNS:,} more columns ({dtype_tally(df.dtypes.tolist()[MAX_COLUMNS:])}).")
     if rows:
         head = df.head(HEAD_ROWS).to_string(max_cols=12, max_colwidth=30)
         lines += ["", f"First {min(rows, HEAD_ROWS)} rows:", "```", head, "```"]
@@ -123,7 +127,7 @@ def _pandas_column(col: Any, name: str, budget: Budget) -> tuple[str, str, str]:
             if not budget.affords(n * SLOW_SCAN_S, name):
                 return "", "", ""
             valid = int(col.count())
-            summary = _top(col.value_counts(), f"{len(dtype.categories):,} categories", "")
+            summary = top_values(col.value_counts(), f"{len(dtype.categories):,} categories", "")
         elif api.is_object_dtype(dtype) or api.is_string_dtype(dtype) or api.is_bool_dtype(dtype):
             counted = n if n <= FULL_COUNT_ROWS else PREFIX_ROWS
             objects = str(dtype) == "object"  # Arrow-backed strings count their nulls from a bitmap
@@ -149,18 +153,7 @@ def _pandas_values(col: Any, where: str) -> str:
         counts = col.value_counts()
     except TypeError:  # unhashable values: lists, dicts
         return f"unhashable values{where}, e.g. {short_repr(col.dropna().iloc[:3].tolist(), 60)}"
-    return _top(counts, "", where)
-
-
-def _top(counts: Any, distinct: str, where: str) -> str:
-    """`counts` (value → count, most frequent first) as 'N distinct; top: a 40 · b 30'."""
-    pairs = [(k, int(c)) for k, c in itertools.islice(counts.items(), TOP_VALUES) if c]
-    distinct = distinct or f"{int((counts > 0).sum()):,} distinct"
-    if not pairs:
-        return f"no values{where}"
-    if pairs[0][1] == 1:
-        return f"{distinct}{where}, none repeated"
-    return f"{distinct}{where}; top: " + " · ".join(f"{short_repr(k, 30)} {c:,}" for k, c in pairs)
+    return top_values(counts, "", where)
 
 
 def _pandas_index(index: Any) -> str:
@@ -220,7 +213,9 @@ def _describe_polars_frame(df: Any, label: str, budget: Budget) -> str:
     import polars as pl
 
     rows, cols = df.shape
-    cells = [[clip(name, 40), str(dtype), f"{df[name].null_count():,}", _polars_summary(df[name], name, budget)]
+    counting = Counting(polars_pool_running())
+    cells = [[clip(name, 40), str(dtype), f"{df[name].null_count():,}",
+              _polars_summary(df[name], name, budget, counting)]
              for name, dtype in itertools.islice(df.schema.items(), MAX_COLUMNS)]
     lines = [f"{label}: polars DataFrame, {plural(rows, 'row')} × {plural(cols, 'column')}, "
              f"{human_bytes(df.estimated_size())} (estimated)", "",
@@ -231,20 +226,25 @@ def _describe_polars_frame(df: Any, label: str, budget: Budget) -> str:
                    tbl_hide_dataframe_shape=True):
         head = str(df.head(HEAD_ROWS))
     lines += ["", f"First {min(rows, HEAD_ROWS)} rows:", "```", head, "```"] if rows else []
+    lines += counting.note(f'{label}["name"].value_counts()')
     return "\n".join(lines + budget.note("the figures of columns ", f'Ask for one column ({label}["name"]) to get '
                                                                   "its figures, with a fresh time budget."))
 
 
 def _describe_polars_series(s: Any, label: str, budget: Budget) -> str:
+    counting = Counting(polars_pool_running())
     lines = [f"{label}: polars Series {s.name!r}, {len(s):,} values, dtype {s.dtype}, "
              f"{human_bytes(s.estimated_size())} (estimated)", f"Nulls: {s.null_count():,}"]
-    summary = _polars_summary(s, "the summary", budget)
+    summary = _polars_summary(s, "the summary", budget, counting)
     lines += [f"Summary: {summary}"] if summary else []
     lines += ["", f"First {min(len(s), HEAD_ROWS)} values: {short_repr(s.head(HEAD_ROWS).to_list(), 300)}"]
+    lines += counting.note(f"{label}.value_counts()")
     return "\n".join(lines + budget.note("", f"Compute it on a slice ({label}.head(1_000_000)) instead."))
 
 
-def _polars_summary(s: Any, name: str, budget: Budget) -> str:
+def _polars_summary(s: Any, name: str, budget: Budget, counting: Counting) -> str:
+    """One column's figures, through calls measured to leave polars' thread pool alone (`polars_pool.py`); text
+    values are counted by `counting`, since polars' own counting starts the pool."""
     import polars as pl
 
     n, dtype = len(s), s.dtype
@@ -257,44 +257,61 @@ def _polars_summary(s: Any, name: str, budget: Budget) -> str:
         if dtype.is_temporal() and budget.affords(n * FAST_SCAN_S, name):
             return f"min {number(s.min())} · max {number(s.max())}"
         if dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum)):
-            counted = n if n <= FULL_COUNT_ROWS else PREFIX_ROWS
-            if not budget.affords(counted * POLARS_HASH_S, name):
-                return ""
-            counts = s.head(counted).alias("value").drop_nulls().value_counts(sort=True)
-            where = "" if counted == n else f" in the first {counted:,} rows"
-            return _top(dict(counts.head(TOP_VALUES).rows()), f"{counts.height:,} distinct", where)
+            return counting.values(s, name, budget)
     except Exception as exc:
         return f"(not computed: {type(exc).__name__})"
     return ""
 
 
 def _describe_lazy(lf: Any, label: str, budget: Budget) -> str:
-    schema = lf.collect_schema()
-    cells = [[clip(n, 40), str(t)] for n, t in itertools.islice(schema.items(), MAX_COLUMNS)]
-    lines = [f"{label}: polars LazyFrame, {plural(len(schema), 'column')} (lazy: nothing has been computed)", "",
-             table(["column", "dtype"], cells)]
-    if len(schema) > MAX_COLUMNS:
-        lines.append(f"… and {len(schema) - MAX_COLUMNS:,} more columns.")
-    plan = lf.explain(optimized=False).splitlines()
-    lines += ["", "Plan (unoptimised):", "```", *plan[:15], *(["…"] if len(plan) > 15 else []), "```"]
-    lines += ["", f"Rows, nulls, values and statistics need a compute, which this tool never starts: "
+    try:
+        schema = polars_schema(lf)
+    except Exception as exc:  # the plan names a column that is not there, say
+        why = next(iter(str(exc).strip().splitlines()), "")
+        return f"{label}: polars LazyFrame whose plan does not resolve ({type(exc).__name__}: {clip(why, 300)})"
+    if schema is None:
+        lines = [f"{label}: polars LazyFrame (lazy: nothing has been computed)",
+                 "Its columns are not known: polars would have to call Python functions of the plan to learn them "
+                 "(a `map_batches` or `map_elements` without `return_dtype`, say), which this tool never does. "
+                 "Giving each one a `return_dtype` makes the schema known without running anything."]
+    else:
+        cells = [[clip(n, 40), str(t)] for n, t in itertools.islice(schema.items(), MAX_COLUMNS)]
+        lines = [f"{label}: polars LazyFrame, {plural(len(schema), 'column')} (lazy: nothing has been computed)", "",
+                 table(["column", "dtype"], cells)]
+        if len(schema) > MAX_COLUMNS:
+            lines.append(f"… and {len(schema) - MAX_COLUMNS:,} more columns.")
+    plan = polars_plan(lf)
+    if plan:
+        lines += ["", "Plan (unoptimised):", "```", *plan[:15], *(["…"] if len(plan) > 15 else []), "```"]
+    figures, first = ("Columns, rows", f"`{label}.collect_schema()`, ") if schema is None else ("Rows", "")
+    lines += ["", f"{figures}, nulls, values and statistics need a compute, which this tool never starts: {first}"
               f"`{label}.select(pl.len()).collect()`, `{label}.null_count().collect()`, `{label}.head(5).collect()`, "
               f"`{label}.describe()`."]
     return "\n".join(lines)
 
 
+@without_dask_compute
 def _describe_dask(ddf: Any, label: str, budget: Budget) -> str:
     frame = kind_of(ddf) == "dask.DataFrame"
-    divisions = ddf.divisions
-    known = (f"known, {number(divisions[0])} … {number(divisions[-1])}" if ddf.known_divisions
-             else "unknown")
-    meta_index = ddf.index  # lazy: its dtype and name come from the frame's meta
+    npartitions, divisions = dask_partitions(ddf)
+    if divisions is None:
+        known = "not known without a compute (set_index, sort_values and repartition by size sample the data to " \
+                "choose them)"
+    elif divisions and divisions[0] is not None:
+        known = f"known, {number(divisions[0])} … {number(divisions[-1])}"
+    else:
+        known = "unknown"
+    partitions = f"{npartitions:,} partitions" if npartitions is not None else "partitions not known without a compute"
+    kind = "DataFrame" if frame else "Index" if type(ddf).__name__ == "Index" else "Series"
+    index = ""
+    if kind != "Index":  # a Dask Index is a Series without an index; the others' comes from their meta
+        named = f", name {ddf.index.name!r}" if ddf.index.name is not None else ""
+        index = f"; index dtype {ddf.index.dtype}{named}"
     what = plural(len(ddf.columns), "column") if frame else f"dtype {ddf.dtype}"
-    lines = [f"{label}: Dask {'DataFrame' if frame else 'Series'}"
+    lines = [f"{label}: Dask {kind}"
              + (f" {short_repr(ddf.name, 40)}" if not frame and ddf.name is not None else "")
-             + f", {what}, {ddf.npartitions:,} partitions (lazy: nothing has been computed)",
-             f"Divisions: {known}; index dtype {meta_index.dtype}"
-             + (f", name {meta_index.name!r}" if meta_index.name is not None else "")]
+             + f", {what}, {partitions} (lazy: nothing has been computed)",
+             f"Divisions: {known}{index}"]
     if frame:
         cells = [[clip(str(n), 40), str(t)] for n, t in itertools.islice(ddf.dtypes.items(), MAX_COLUMNS)]
         lines += ["", table(["column", "dtype"], cells)]
@@ -306,6 +323,7 @@ def _describe_dask(ddf: Any, label: str, budget: Budget) -> str:
     return "\n".join(lines)
 
 
+@without_dask_compute
 def _describe_dask_array(a: Any, label: str, budget: Budget) -> str:
     nbytes = a.nbytes
     size = human_bytes(int(nbytes)) if nbytes == nbytes else "unknown"  # NaN when a dimension is unknown
