@@ -50,6 +50,9 @@ async def cost() -> None:
 SETUP = """
 import asyncio, numpy as np, pandas as pd
 from opencode_nb.kernel.sandbox import run_forked
+from opencode_nb.sandbox.confine import warm
+from opencode_nb.tool.support.bwrap import jupyter_runtime
+warm(), jupyter_runtime()  # as the workspace does when %load_ext builds it
 df = pd.DataFrame(np.random.default_rng(0).standard_normal((15_000_000, 8)), columns=list("abcdefgh"))
 runs = []
 def spin(code, **kw):

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..config.schema import SandboxMode
-from ..sandbox.confine import MECHANISMS, Mechanism
+from ..sandbox.confine import MECHANISMS, Mechanism, warm
 from ..tool.context import SandboxRefused
 from ..values import CodeRun
 from .journal import Journal, LiveRun
@@ -22,7 +22,11 @@ SANDBOX_MEMORY_MB = 4096
 
 class IPythonBridge:
     def __init__(self, shell: Any, notebook_path: Callable[[], str | None], journal: Journal | None = None) -> None:
-        """`journal`: where live runs are recorded for the turn that made them (`%agent undo`)."""
+        """`journal`: where live runs are recorded for the turn that made them (`%agent undo`).
+
+        Built with the workspace, off the kernel's main thread: the sandbox's modules are imported and its
+        confinement prepared here, so the person's cells never wait for that at the first sandboxed run.
+        """
         self._shell = shell
         self._notebook_path = notebook_path
         self.journal = journal if journal is not None else Journal()
@@ -35,6 +39,11 @@ class IPythonBridge:
         self.confine_with: tuple[Mechanism, ...] = MECHANISMS
         """The OS confinements a fork may use, strongest first; narrowed to see what a machine without the
         stronger ones gets."""
+        from ..tool.support.bwrap import jupyter_runtime
+        from . import sandbox, worker  # noqa: F401  (imported here, off the main thread)
+
+        warm()
+        jupyter_runtime()
 
     @property
     def language(self) -> str:

@@ -36,6 +36,9 @@ KEEP_OUTPUT_CHARS = 2**20
 BATCH_S = 0.05
 BATCH_CHARS = 64 * 1024
 """A sandbox sends its output at most every BATCH_S, or sooner when BATCH_CHARS wait (see `Channel`)."""
+MAX_PROCESSES = 256
+"""More processes than this in a sandbox's tree is a fork bomb (or as bad for the kernel, which walks the tree
+every WATCH_INTERVAL_S): the tree is killed."""
 DRAIN_S = 1.0
 """After a kill, how long the parent still reads what the child wrote before it died."""
 
@@ -173,7 +176,8 @@ class Outcome:
     transcript: Transcript = field(default_factory=Transcript)
     result: bytes | None = None
     stopped: str | None = None
-    """Why the parent killed it: "time", "memory", "startup" or "oversized"; None when it ended by itself."""
+    """Why the parent killed it: "time", "memory", "processes", "startup" or "oversized"; None when it ended by
+    itself."""
     ready: bool = False
     confinement: dict[str, object] | None = None
     """What the sandbox said applied, when it said so before anything else."""
@@ -203,7 +207,11 @@ async def supervise(reader: asyncio.StreamReader, kill: Callable[[], None], *, p
 
     def watch() -> None:
         nonlocal watching
-        if outcome.ready and over_budget(pid, outcome.base_kb + memory_mb * 1024):
+        pids = tree(pid, limit=MAX_PROCESSES)
+        if len(pids) > MAX_PROCESSES:
+            stop("processes")
+            return
+        if outcome.ready and over_budget(pids, outcome.base_kb + memory_mb * 1024):
             stop("memory")
             return
         watching = loop.call_later(WATCH_INTERVAL_S, watch)
@@ -283,13 +291,13 @@ def private_kb(pid: int | str) -> int | None:
         return None
 
 
-def tree(pid: int) -> list[int]:
+def tree(pid: int, *, limit: int | None = None) -> list[int]:
     """`pid` and every process below it, parents first, from /proc's child lists (threads' children
     included). A process the code started stays in the tree however it detached: the namespace's init or a
-    subreaper adopts it."""
+    subreaper adopts it. With `limit`, the walk stops once it found more than that many."""
     found = [pid]
     i = 0
-    while i < len(found):
+    while i < len(found) and (limit is None or len(found) <= limit):
         current = found[i]
         i += 1
         try:
@@ -302,11 +310,10 @@ def tree(pid: int) -> list[int]:
     return found
 
 
-def over_budget(pid: int, limit_kb: int) -> bool:
+def over_budget(pids: list[int], limit_kb: int) -> bool:
     """Whether the sandbox's processes together hold more than `limit_kb` of private memory. Their resident
     size, read first, bounds it from above at a fraction of the cost (0.03 ms against 2 ms per process for a
     1 GB child), so most checks stop there."""
-    pids = tree(pid)
     resident = sum(status_kb(p, "VmRSS") or 0 for p in pids)
     if resident <= limit_kb:
         return False
@@ -450,6 +457,11 @@ def _finished(outcome: Outcome, *, mode: Mode, output: str, ended: str, timeout_
                       hint=f"The sandbox was stopped when the memory it made its own passed {memory_mb:,} MB "
                            "(copies of the person's data it changed count too). Work on a sample or in chunks, "
                            "select only the columns needed, or avoid changing large objects in place.")
+    if outcome.stopped == "processes":
+        return failed(mode, f"the code started more than {MAX_PROCESSES} processes and was stopped", started,
+                      output=output, notes=notes,
+                      hint=f"The sandbox was stopped when the code had more than {MAX_PROCESSES} processes running "
+                           "at once. Use fewer workers (a pool of a few processes, or none).")
     if outcome.stopped == "oversized":
         return failed(mode, f"the sandbox sent a frame of {outcome.oversized:,} bytes, past the "
                             f"{MAX_FRAME_BYTES // 2**20} MB limit, and was stopped", started, output=output,

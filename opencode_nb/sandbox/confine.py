@@ -138,6 +138,14 @@ _filters: dict[bool, Filter] = {}
 """Built once per process: a filter is the same program every time."""
 
 
+def warm() -> None:
+    """Do once, off the kernel's main thread, what the first confined run would otherwise pay for there:
+    loading libc and building the seccomp programs."""
+    libc = load()
+    if libc is not None and not _filters:
+        _filters.update({all_sockets: Filter(libc.arch, all_sockets=all_sockets) for all_sockets in (False, True)})
+
+
 def prepare(mechanisms: Iterable[Mechanism] = MECHANISMS, *, scratch_mb: int = 1024,
             secrets: Iterable[str] = (), masked: Iterable[str] = ()) -> Plan:
     """The plan for one confined run. `mechanisms` narrows what may be tried (tests force the weaker ones)."""
@@ -147,8 +155,7 @@ def prepare(mechanisms: Iterable[Mechanism] = MECHANISMS, *, scratch_mb: int = 1
     plan = Plan(libc, wanted, scratch, scratch_mb, tuple(p for p in (*MASKED, *masked) if os.path.isdir(p)),
                 tuple(secrets))
     if libc is not None:
-        if not _filters:
-            _filters.update({all_sockets: Filter(libc.arch, all_sockets=all_sockets) for all_sockets in (False, True)})
+        warm()
         plan.filters = _filters
         if "landlock" in wanted:
             plan.landlock_version = landlock.abi(libc)

@@ -241,6 +241,18 @@ def test_nothing_the_code_starts_outlives_the_call(lab: Lab):
     held(lab, bool(left), python_level=True)  # whatever confines it, the supervisor kills the whole tree
 
 
+def test_a_fork_bomb_is_stopped_and_leaves_nothing_behind(lab: Lab):
+    marker = f"{os.getpid()}{lab.count}.{int(time.time()) % 1000 + 5000}"
+    output = lab.attack("import os, time\nfor _ in range(1000):\n    if os.fork() == 0:\n"
+                        f"        os.execvp('sleep', ['sleep', '{marker}'])\ntime.sleep(30)")
+    time.sleep(0.3)
+    left = running(marker)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert "more than 256 processes" in output
+    held(lab, bool(left), python_level=True)
+
+
 def test_a_process_holding_the_result_pipe_does_not_turn_a_finished_run_into_a_timeout(lab: Lab):
     started = time.monotonic()
     output = lab.attack("import os, stat, subprocess\n"
