@@ -28,6 +28,9 @@ from typing import Any
 import pytest
 import yaml
 
+from opencode_nb.tool.support.ossandbox import BWRAP_ENV, Backend, find_backend
+
+from ..sandbox.forked import landlock_version, user_namespaces_work
 from .frontend import FakeFrontend
 from .processes import running
 
@@ -93,8 +96,21 @@ class Lab:
         assert min(times) < 0.1, times
 
 
+def missing(path: str) -> str | None:
+    """What this machine lacks for a path, said as the reason to skip it."""
+    if path == "fork-namespaces" and not user_namespaces_work():
+        return "no user namespaces on this machine"
+    if path == "fork-landlock" and landlock_version() < 6:
+        return f"Landlock ABI {landlock_version()} here: signals need 6"
+    if path == "worker" and not isinstance(find_backend(os.environ.get(BWRAP_ENV)), Backend):
+        return "no working bubblewrap on this machine"
+    return None
+
+
 @pytest.fixture(scope="module", params=PATHS)
 def lab(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    if (reason := missing(request.param)) is not None:
+        pytest.skip(reason)
     root = tmp_path_factory.mktemp(request.param)
     project = root / "project"
     project.mkdir()

@@ -31,3 +31,26 @@ def in_child(function: Callable[[], Any], timeout_s: float = 30.0) -> Any:
     os.waitpid(pid, 0)
     data = json.loads(b"".join(chunks) or b'{"raised": "the child wrote nothing"}')
     return data.get("value", data)
+
+
+def user_namespaces_work() -> bool:
+    """Whether a process here may make a user namespace (root or not; Ubuntu 23.10+ and hardened kernels may
+    forbid it)."""
+    from opencode_nb.sandbox.linux import CLONE_NEWUSER, load
+
+    libc = load()
+    if libc is None:
+        return False
+
+    def run() -> bool:
+        libc.unshare(CLONE_NEWUSER)
+        return True
+    return in_child(run) is True
+
+
+def landlock_version() -> int:
+    from opencode_nb.sandbox.landlock import abi
+    from opencode_nb.sandbox.linux import load
+
+    libc = load()
+    return abi(libc) if libc is not None else 0

@@ -11,26 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from opencode_nb.sandbox import confine, landlock
-from opencode_nb.sandbox.linux import CLONE_NEWUSER, load
+from opencode_nb.sandbox import confine
+from opencode_nb.sandbox.linux import load
 
-from .forked import in_child
+from .forked import in_child, landlock_version, user_namespaces_work
 
 libc = load()
 pytestmark = pytest.mark.skipif(libc is None, reason="Linux only")
-
-
-def user_namespaces_work() -> bool:
-    def run() -> bool:
-        assert libc is not None
-        libc.unshare(CLONE_NEWUSER)
-        return True
-    return in_child(run) is True
-
-
-def landlock_version() -> int:
-    assert libc is not None
-    return landlock.abi(libc)
 
 
 def confined(mechanisms, attempt, tmp_path: Path) -> object:
