@@ -47,7 +47,6 @@ import io
 import json
 import os
 import pickle
-import re
 import shutil
 import subprocess
 import sys
@@ -61,7 +60,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .. import secrets
-from ..sandbox.confine import Report
+from ..sandbox.confine import Report, remove_stale
 from ..tool.support.bwrap import bwrap_args
 from ..tool.support.ossandbox import BWRAP_ENV, Backend, find_backend_async
 from ..values import CodeRun
@@ -77,8 +76,7 @@ STARTUP_S = 60.0
 KEEP_STDERR_BYTES = 2**20
 SAMPLE_SEED = 0
 SCRATCH_PREFIX = "opencode-nb-worker-"
-STALE = re.compile(re.escape(SCRATCH_PREFIX) + r"(\d+)-.+")
-"""A worker's scratch folder, named for the kernel that made it."""
+"""A worker's scratch folder, named for the kernel that made it (`<prefix><pid>-…`)."""
 CONFINED_FLAG = "--confined"
 """Tells the worker it runs under bwrap: it filters its own system calls, and its kernel is not visible."""
 SOURCE_DEPTH = 3
@@ -100,7 +98,7 @@ async def run_in_worker(code: str, namespace: Mapping[str, Any], *, timeout_s: f
     """
     started = time.perf_counter()
     directory = _scratch_dir(max_bytes)
-    remove_stale(directory or tempfile.gettempdir())
+    remove_stale(directory or tempfile.gettempdir(), SCRATCH_PREFIX)
     with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=directory) as scratch:
         env = _environment()
         argv = [sys.executable, "-m", "opencode_nb.kernel.worker", str(os.getpid())]
@@ -177,21 +175,6 @@ def _seed_matplotlib(folder: Path, env: dict[str, str]) -> None:
         if (config / "stylelib").is_dir():
             shutil.copytree(config / "stylelib", folder / "stylelib")
     env["MPLCONFIGDIR"] = str(folder)
-
-
-def remove_stale(directory: str) -> None:
-    """Scratch folders of workers whose kernel is gone (killed before it could remove them)."""
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(directory):
-            owner = STALE.fullmatch(entry.name)
-            if owner is None or not entry.is_dir(follow_symlinks=False):
-                continue
-            try:
-                os.kill(int(owner.group(1)), 0)
-            except ProcessLookupError:
-                shutil.rmtree(entry.path, ignore_errors=True)
-            except (PermissionError, OverflowError):
-                continue
 
 
 async def _last_in_line(pid: int) -> None:

@@ -87,6 +87,8 @@ class Report:
 
     @property
     def confined(self) -> bool:
+        """Whether the OS confined it completely: namespaces, or Landlock from ABI 6 (below it, signals are
+        not scoped and `covers` says "partial")."""
         return self.mechanism != "none" and "partial" not in self.covers
 
     def label(self) -> str:
@@ -140,10 +142,32 @@ _filters: dict[bool, Filter] = {}
 
 def warm() -> None:
     """Do once, off the kernel's main thread, what the first confined run would otherwise pay for there:
-    loading libc and building the seccomp programs."""
+    loading libc, building the seccomp programs, and removing the scratch folders of kernels that died
+    during a run (empty with namespaces, whatever the code wrote with Landlock)."""
     libc = load()
     if libc is not None and not _filters:
         _filters.update({all_sockets: Filter(libc.arch, all_sockets=all_sockets) for all_sockets in (False, True)})
+        remove_stale(tempfile.gettempdir())
+
+
+def remove_stale(directory: str, prefix: str = SCRATCH_PREFIX) -> None:
+    """Folders named `<prefix><pid>-…` for a process that no longer exists: a kernel killed during a run
+    never removed them."""
+    import re
+    import shutil
+
+    owned = re.compile(re.escape(prefix) + r"(\d+)-.+")
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            owner = owned.fullmatch(entry.name)
+            if owner is None or not entry.is_dir(follow_symlinks=False):
+                continue
+            try:
+                os.kill(int(owner.group(1)), 0)
+            except ProcessLookupError:
+                shutil.rmtree(entry.path, ignore_errors=True)
+            except (PermissionError, OverflowError):
+                continue
 
 
 def prepare(mechanisms: Iterable[Mechanism] = MECHANISMS, *, scratch_mb: int = 1024,

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import threading
@@ -19,7 +18,7 @@ import pandas as pd
 import polars as pl
 import pytest
 
-from opencode_nb.kernel.worker import pack, remove_stale, run_in_worker, worker_refusal
+from opencode_nb.kernel.worker import pack, run_in_worker, worker_refusal
 
 from .processes import running
 from .test_sandbox import ipython, shell  # noqa: F401  (fixtures)
@@ -149,16 +148,3 @@ async def test_the_worker_has_no_input_and_leaves_no_files_behind(tmp_path, monk
     run = await run_in_worker("input('name? ')", {"x": pd.DataFrame({"a": [1]})}, max_bytes=2**40)
     assert run.error is not None and run.error.ename == "EOFError"
     assert set(Path("/dev/shm").glob(mine)) == before and not list(tmp_path.iterdir())
-
-
-async def test_a_worker_starting_removes_the_scratch_folders_of_kernels_that_died(tmp_path, monkeypatch):
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    dead = subprocess.Popen(["true"])
-    dead.wait()
-    stale = tmp_path / f"opencode-nb-worker-{dead.pid}-abc"
-    alive = tmp_path / f"opencode-nb-worker-{os.getpid()}-def"
-    for folder in (stale, alive):
-        folder.mkdir()
-        (folder / "0.arrow").write_bytes(b"x")
-    remove_stale(str(tmp_path))
-    assert not stale.exists() and alive.exists()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from opencode_nb.kernel import worker
 from opencode_nb.sandbox import confine
 from opencode_nb.sandbox.linux import load
 
@@ -96,3 +97,18 @@ def test_a_report_read_back_from_a_sandbox_rejects_an_unknown_mechanism():
     with pytest.raises(ValueError):
         confine.Report.from_json({"mechanism": "trust-me"})
     assert confine.Report("namespaces").confined and not confine.Report("landlock", ("partial",)).confined
+
+
+@pytest.mark.parametrize("prefix", [confine.SCRATCH_PREFIX, worker.SCRATCH_PREFIX], ids=["fork", "worker"])
+def test_scratch_folders_of_kernels_that_died_are_removed_and_live_ones_kept(tmp_path, prefix):
+    import subprocess
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f"{prefix}{dead.pid}-abc"
+    alive = tmp_path / f"{prefix}{os.getpid()}-def"
+    for folder in (stale, alive):
+        folder.mkdir()
+        (folder / "left.txt").write_text("x")
+    confine.remove_stale(str(tmp_path), prefix)
+    assert not stale.exists() and alive.exists()
