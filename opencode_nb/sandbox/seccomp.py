@@ -90,3 +90,13 @@ class Filter:
         if result != 0:
             code = ctypes.get_errno()
             raise OSError(code, f"seccomp filter: {os.strerror(code)}")
+
+
+def program_descriptor(machine: Arch, *, all_sockets: bool) -> int:
+    """The program in a sealed memfd, positioned at its start: what `bwrap --seccomp FD` reads. The caller
+    passes it to the sandbox and closes it after the spawn."""
+    code = program(machine, all_sockets=all_sockets)
+    fd = os.memfd_create("opencode-nb-seccomp", 0)  # inheritable: bwrap reads it by number
+    os.write(fd, code)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd

@@ -185,6 +185,59 @@ async def test_no_request_reaches_a_loopback_server_without_a_network_rule(bwrap
     assert loopback.requests == []
 
 
+@pytest.fixture
+def unix_server(elsewhere: Path) -> Iterator[tuple[str, list[str]]]:
+    """A Unix socket outside /run and /tmp (which the sandbox masks anyway), noting each connection."""
+    import socket
+    import threading
+
+    path = str(elsewhere / "s.sock")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
+    server.listen()
+    server.settimeout(0.1)
+    accepted: list[str] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                continue
+            accepted.append("connected")
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield path, accepted
+    stop.set()
+    thread.join()
+    server.close()
+    Path(path).unlink(missing_ok=True)
+
+
+CONNECT_UNIX = ("python3 -c \"import socket, asyncio; asyncio.run(asyncio.sleep(0)); print('socketpair ok'); "
+                "s = socket.socket(socket.AF_UNIX); s.connect('{path}'); print('connected')\"")
+
+
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandbox", "off"])
+async def test_no_unix_socket_on_disk_is_reachable_without_the_network(tmp_path, unix_server, sandboxed, request):
+    if sandboxed:
+        request.getfixturevalue("bwrap")
+    path, accepted = unix_server
+    made = Run(tmp_path, {"permission": {"*": "allow"}, "sandbox": "auto" if sandboxed else "off"})
+    try:
+        state = await made.bash(CONNECT_UNIX.format(path=path))
+    finally:
+        made.ws.close()
+    await asyncio.sleep(0.2)
+    assert "socketpair ok" in state.output  # asyncio's own socket pair still works
+    assert (accepted == []) is sandboxed, state.output
+    if sandboxed:
+        assert "Operation not permitted" in state.output
+
+
 async def test_network_allow_gives_the_command_the_network(bwrap, tmp_path, loopback):
     made = Run(tmp_path, {"permission": {"*": "allow", "network": "allow"}})
     try:

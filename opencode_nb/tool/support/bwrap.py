@@ -16,9 +16,11 @@ Every choice below answers a way out that was tried on this machine:
   skipped when run by root, so a root-run command wrote the host's `kernel.core_pattern` (a program the
   kernel runs as root at the next crash). The fresh /proc is read-only as a whole.
 - `--unshare-net` (unless the network is allowed): only a private loopback exists. Unix sockets are not
-  network: `/run` (Docker's and D-Bus's sockets) and Jupyter's runtime directory (kernel connection files
-  with their signing keys) are masked by empty tmpfs, since a sandboxed command that reached either could
-  run code outside.
+  network, and a socket on disk is reachable through a read-only mount: without the network the command
+  also runs under the seccomp filter of `opencode_nb/sandbox/seccomp.py`, which refuses `socket(AF_UNIX)`
+  (so no socket anywhere, `/var/tmp` included, can be connected to) and leaves `socketpair`. `/run`
+  (Docker's and D-Bus's sockets) and Jupyter's runtime directory (kernel connection files with their signing
+  keys) are masked by empty tmpfs as well.
 - `--tmpfs /tmp`: commands get a private scratch /tmp, discarded afterwards; the shared
   `$TMPDIR/opencode_nb` is bound back in, and so, read-only, are the Python installation running us and the
   environments on PATH and the import path when they live under /tmp (a checkout built in /tmp, as CI
@@ -44,7 +46,7 @@ MASKED = ("/run",)
 
 
 def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Path,
-               readable: Sequence[Path] = ()) -> list[str]:
+               readable: Sequence[Path] = (), seccomp_fd: int | None = None) -> list[str]:
     """The bwrap command line that runs what follows it (append the command's argv).
 
     Args:
@@ -52,6 +54,8 @@ def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Pat
         network: keep the host's network (else a private loopback only).
         readable: directories bound read-only over what was masked (the python worker's working folder,
             when it lies under /tmp).
+        seccomp_fd: a descriptor holding a seccomp program the command runs under (it must be passed to
+            bwrap's process).
     """
     args = [binary, "--ro-bind", "/", "/", "--dev", "/dev"]
     args += ["--unshare-pid", "--proc", "/proc", "--remount-ro", "/proc"]
@@ -78,6 +82,8 @@ def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Pat
     tempdir = Path(_tempdir())
     if tempdir != Path("/tmp") and not any(_within(tempdir, p) for p in writable):
         args += ["--setenv", "TMPDIR", "/tmp"]  # a TMPDIR elsewhere is read-only in here
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     args += ["--chdir", str(cwd), "--"]
     return args
 

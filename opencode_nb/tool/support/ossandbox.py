@@ -64,13 +64,27 @@ class Confinement:
     writable: tuple[Path, ...]
     network: bool = False
 
-    def wrap(self, argv: Sequence[str], *, cwd: Path) -> list[str]:
-        """`argv` run inside the sandbox, starting in `cwd`."""
+    def wrap(self, argv: Sequence[str], *, cwd: Path, seccomp_fd: int | None = None) -> list[str]:
+        """`argv` run inside the sandbox, starting in `cwd`; `seccomp_fd` (from `filter_descriptor`) must be
+        passed to the process."""
         if self.backend.kind == "bwrap":
-            prefix = bwrap.bwrap_args(self.backend.binary, writable=self.writable, network=self.network, cwd=cwd)
+            prefix = bwrap.bwrap_args(self.backend.binary, writable=self.writable, network=self.network, cwd=cwd,
+                                      seccomp_fd=seccomp_fd)
         else:
             prefix = seatbelt.sandbox_exec_args(self.backend.binary, writable=self.writable, network=self.network)
         return [*prefix, *argv]
+
+
+    def filter_descriptor(self) -> int | None:
+        """Without the network, the seccomp program that refuses Unix sockets, ready for `bwrap --seccomp`;
+        None where there is no such filter (network on, sandbox-exec, an unknown architecture)."""
+        from ...sandbox.linux import arch
+        from ...sandbox.seccomp import program_descriptor
+
+        machine = arch()
+        if self.network or self.backend.kind != "bwrap" or machine is None:
+            return None
+        return program_descriptor(machine, all_sockets=False)
 
 
 @dataclass(frozen=True)

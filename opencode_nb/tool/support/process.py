@@ -162,13 +162,17 @@ class ShellRun:
     async def wait(self, timeout_s: float) -> None:
         """Run the command to its end or its timeout; on cancellation stop it, then re-raise."""
         argv = [shutil.which("bash") or "/bin/sh", "-c", self.command]
+        seccomp = None
         if self.confinement is not None:
-            argv = self.confinement.wrap(argv, cwd=self.cwd)
+            seccomp = self.confinement.filter_descriptor()
+            argv = self.confinement.wrap(argv, cwd=self.cwd, seccomp_fd=seccomp)
         spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
             *argv, cwd=self.cwd,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True, env=tool_env(),
+            start_new_session=True, env=tool_env(), pass_fds=() if seccomp is None else (seccomp,),
         ))
+        if seccomp is not None:
+            spawn.add_done_callback(lambda _: os.close(seccomp))
         try:
             proc = await asyncio.shield(spawn)
         except asyncio.CancelledError:
