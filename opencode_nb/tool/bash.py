@@ -31,6 +31,9 @@ __all__ = ["BashTool", "command_patterns"]
 
 GIT_WRITE = "the line writes git's own files (a hook, .git/config), which can make git run commands later"
 
+MAX_COMMAND_BYTES = 128 * 1024 - 1
+"""The longest single argument Linux passes to a program (MAX_ARG_STRLEN, 32 pages, with its NUL): the command
+reaches the shell as one."""
 DEFAULT_TIMEOUT_S = 120
 MAX_TIMEOUT_S = 600
 
@@ -62,6 +65,11 @@ class BashTool(Tool[BashParams]):
         command = params.command
         if not command.strip():
             raise ToolError("command is empty. Give the shell command to run.")
+        size = len(command.encode("utf-8", "surrogatepass"))
+        if size > MAX_COMMAND_BYTES:
+            raise ToolError(f"The command is {size:,} bytes long; the system passes at most {MAX_COMMAND_BYTES:,} "
+                            "bytes as one command. Write the long part (a script, a here-document, data) to a file "
+                            "with the write tool, then run that file (e.g. `bash script.sh`).")
         root = workspace_root(ctx)
         parsed = parse_command(command, cwd=root)
         # A line may write many paths: the project's git config is read once for them all, not once per path.

@@ -57,6 +57,19 @@ async def test_it_runs_in_the_workspace_with_bash(ctx, project):
     assert result.output.splitlines()[:2] == [str(project), "bash"]
 
 
+async def test_a_command_past_what_the_system_passes_is_a_clear_error_and_one_just_within_runs(ctx, project):
+    from opencode_nb.errors import ToolError
+    from opencode_nb.tool.bash import MAX_COMMAND_BYTES
+
+    filler = "# " + "x" * (MAX_COMMAND_BYTES - len("echo within\n# "))
+    result = await BashTool().run({"command": "echo within\n" + filler}, ctx)
+    assert result.output.startswith("within")
+    with pytest.raises(ToolError) as raised:
+        await BashTool().run({"command": "echo beyond\n" + filler + "x"}, ctx)
+    assert "131,072 bytes long" in str(raised.value) and "write tool" in str(raised.value)
+    assert "Argument list" not in str(raised.value)
+
+
 async def test_a_command_with_no_output_says_so(ctx):
     assert (await BashTool().run({"command": "true"}, ctx)).output == "(no output)\n\n(exit code 0)"
 
