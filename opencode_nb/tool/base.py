@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .. import id as ids
+from .. import secrets
 from ..errors import ToolError
 from ..provider.request import ToolSpec
 from ..values import Attachment
@@ -282,7 +283,7 @@ def save_output(ctx: ToolContext, text: str) -> Path:
     folder = ctx.data_dir / OUTPUT_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / ids.ascending("tool")
-    path.write_text(text, encoding="utf-8")
+    path.write_text(secrets.redact(text), encoding="utf-8")  # as everything else written: see secrets.py
     return path
 
 

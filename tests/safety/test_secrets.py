@@ -129,6 +129,17 @@ def test_a_key_a_command_prints_from_a_file_is_redacted_in_output_store_events_a
     assert not any(KEY in m for m in sent), "the model's next request carries the redacted output"
 
 
+def test_output_too_long_for_the_model_is_saved_to_disk_redacted_too(run, tmp_path):
+    files = {".env": f"ANTHROPIC_API_KEY={KEY}\n"}
+    result = run(bash("yes \"$(cat .env)\" | head -n 30000"), files=files)  # about 2 MB
+    [output] = result.tool_outputs()
+    saved = sorted((tmp_path / "data" / "tool-output").iterdir())
+    assert saved and "tool-output" in output  # the model is told where the whole output is
+    text = saved[-1].read_text()
+    assert text.count("[redacted: ANTHROPIC_API_KEY]") == 30000 and KEY not in text and KEY.upper() not in text
+    result.assert_nowhere(*EVERY_VALUE)
+
+
 def test_a_model_echoing_the_key_in_any_case_is_stored_and_shown_redacted(run):
     result = run([{"text": f"Your key is {KEY}; shouted, {KEY.upper()}; whispered, {KEY.lower()}."}])
     label = "[redacted: ANTHROPIC_API_KEY]"

@@ -113,6 +113,19 @@ class Capture:
         self.feed(b"", final=True)
         if self.file is not None:
             self.file.close()
+            self._redact_saved()
+
+    def _redact_saved(self) -> None:
+        """The saved output passes the redaction every other written text passes: a command that printed a key
+        thousands of times must not leave it in plain text on disk. Written raw while the command runs (a value
+        may straddle two writes), it is redacted whole once the command ends, and replaced in one rename."""
+        assert self.path is not None
+        text = self.path.read_text(encoding="utf-8")
+        redacted = secrets.redact(text)
+        if redacted is not text and redacted != text:
+            staged = self.path.with_name(self.path.name + ".redacted")
+            staged.write_text(redacted, encoding="utf-8")
+            os.replace(staged, self.path)
 
     def preview(self) -> str:
         text = "".join(self.tail)
