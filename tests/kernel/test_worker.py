@@ -18,7 +18,8 @@ import pandas as pd
 import polars as pl
 import pytest
 
-from opencode_nb.kernel.worker import pack, run_in_worker, worker_refusal
+from opencode_nb.kernel.copies import pack
+from opencode_nb.kernel.worker import run_in_worker, worker_refusal
 
 from .processes import running
 from .test_sandbox import ipython, shell  # noqa: F401  (fixtures)
