@@ -34,6 +34,10 @@ class Todo(Frozen):
     id: str = ""
 
 
+NOT_CONFINED = "NotConfined"
+"""The error name of a sandboxed run that did not run because the OS sandbox it required was not there."""
+
+
 class CodeError(Frozen):
     """An exception the model's code raised, as the model reads it."""
 

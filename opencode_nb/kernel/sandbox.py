@@ -55,7 +55,7 @@ from typing import Any, NoReturn
 
 from .. import secrets
 from ..sandbox.confine import MECHANISMS, Mechanism, Plan, Report, await_end, enter, prepare
-from ..values import CodeError, CodeRun, NamespaceChanges
+from ..values import NOT_CONFINED, CodeError, CodeRun, NamespaceChanges
 from .execute import run_code
 from .gates import fork_refusal
 from .live import compare, maybe_mutated, visible
@@ -182,7 +182,7 @@ def unconfined_refusal(report: Report) -> CodeRun:
     """The run a child reports instead of running the code, when an OS sandbox is required and none applied."""
     why = "; ".join(report.why_not) or "no OS confinement is available here"
     return CodeRun(mode="fork", error=CodeError(
-        ename="SandboxError", evalue=f"not run: this workspace requires an OS sandbox (`sandbox: required`) and "
+        ename=NOT_CONFINED, evalue=f"not run: this workspace requires an OS sandbox (`sandbox: required`) and "
                                      f"none could confine the code here ({why})",
         traceback="Not run: the code would have been isolated at the Python level only, and the workspace requires "
                   "an OS sandbox. Tell the person; retrying will not help. (`sandbox: auto` runs it with Python-level "

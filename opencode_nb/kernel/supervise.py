@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..sandbox.confine import PYTHON_ONLY, Report
 from ..values import CodeError, CodeRun
 
 WATCH_INTERVAL_S = 0.05
@@ -425,8 +426,6 @@ def finish(outcome: Outcome, *, mode: Mode, c_output: str, ended: str, timeout_s
 def confinement_label(outcome: Outcome) -> str:
     """What the sandbox said applied, in one line; a sandbox that said nothing before its code ran counts as
     unconfined."""
-    from ..sandbox.confine import PYTHON_ONLY, Report
-
     if outcome.confinement is None:
         return PYTHON_ONLY
     try:

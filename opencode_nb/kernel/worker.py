@@ -44,7 +44,7 @@ from .. import secrets
 from ..sandbox.confine import Report, remove_stale
 from ..tool.support.bwrap import bwrap_args
 from ..tool.support.ossandbox import BWRAP_ENV, Backend, find_backend_async
-from ..values import CodeRun
+from ..values import NOT_CONFINED, CodeRun
 from .copies import load, pack
 from .gates import worker_refusal
 from .sandbox import limit_address_space, run_and_compare
@@ -84,6 +84,7 @@ async def run_in_worker(code: str, namespace: Mapping[str, Any], *, timeout_s: f
         if sandboxed is None and required:
             return failed("worker", f"not run: this workspace requires an OS sandbox (`sandbox: required`) and the "
                                     f"worker cannot have one here ({why_not})", started,
+                          ename=NOT_CONFINED,
                           hint="Not run: the worker would have been isolated at the Python level only, and the "
                                "workspace requires an OS sandbox. Tell the person; retrying will not help.")
         try:

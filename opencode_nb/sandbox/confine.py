@@ -126,7 +126,6 @@ class Plan:
     """Environment variables the code must not see."""
     uid: int = field(default_factory=os.getuid)
     gid: int = field(default_factory=os.getgid)
-    filters: dict[bool, Filter] = field(default_factory=dict)
     landlock_version: int = 0
 
     def remove_scratch(self) -> None:
@@ -180,7 +179,6 @@ def prepare(mechanisms: Iterable[Mechanism] = MECHANISMS, *, scratch_mb: int = 1
                 tuple(secrets))
     if libc is not None:
         warm()
-        plan.filters = _filters
         if "landlock" in wanted:
             plan.landlock_version = landlock.abi(libc)
     return plan
@@ -328,7 +326,7 @@ def _finish(libc: Libc, plan: Plan, *, all_sockets: bool) -> None:
     _scrub_environment(plan)
     libc.no_new_privileges()
     libc.drop_capabilities()
-    plan.filters[all_sockets].install(libc)
+    _filters[all_sockets].install(libc)  # built by `prepare`, in the kernel, before the fork
 
 
 def _scrub_environment(plan: Plan) -> None:

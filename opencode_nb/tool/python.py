@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from ..values import Attachment, CodeRun
+from ..values import NOT_CONFINED, Attachment, CodeRun
 from .base import Tool, ToolContext, ToolResult
 from .context import SandboxRefused
 from .support.stream import PREVIEW_CHARS, OutputStream
@@ -114,7 +114,7 @@ def where(run: CodeRun) -> str:
     """Where the code ran and what stood between it and the person's things."""
     if run.mode == "live":
         return WHERE["live"]
-    if run.error is not None and run.error.evalue.startswith("not run"):
+    if run.error is not None and run.error.ename == NOT_CONFINED:
         return "Not run in a sandbox."
     confinement = run.confinement or "isolated at the Python level only"
     template = CONFINED if confinement.startswith("confined") else UNCONFINED

@@ -152,11 +152,10 @@ def held(lab: Lab, breached: bool, *, python_level: bool = False) -> None:
 def test_a_signed_execute_request_to_the_kernels_shell_port_binds_nothing(lab: Lab):
     info = lab.fe.km.get_connection_info(session=False)
     info = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in info.items()}
-    output = lab.attack(
+    lab.attack(
         "from jupyter_client import BlockingKernelClient\nimport time\n"
         f"c = BlockingKernelClient()\nc.load_connection_info({info!r})\nc.start_channels()\n"
         "c.execute('INJECTED = 1')\ntime.sleep(2)\nc.stop_channels()")
-    assert "Traceback" not in output or lab.confined
     held(lab, lab.value("'INJECTED' in globals()"))
 
 

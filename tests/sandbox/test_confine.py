@@ -67,6 +67,26 @@ def test_with_user_namespaces_here_confinement_uses_them_and_holds(tmp_path, mon
     assert not outside.exists()
 
 
+def test_with_namespaces_the_code_sees_only_harmless_devices_and_cannot_write_kernel_settings(tmp_path):
+    if not user_namespaces_work():
+        pytest.skip("no user namespaces on this machine")
+
+    def attempt(scratch: str) -> dict[str, object]:
+        try:
+            with open("/proc/sys/kernel/core_pattern", "w") as setting:  # what the kernel runs at a crash
+                setting.write("|/bin/false")
+            wrote = "done"
+        except OSError as exc:
+            wrote = type(exc).__name__
+        return {"dev": sorted(os.listdir("/dev")), "core_pattern": wrote, "pids": sorted(
+            name for name in os.listdir("/proc") if name.isdigit())}
+    result = confined(confine.MECHANISMS, attempt, tmp_path)
+    assert result["report"]["mechanism"] == "namespaces"
+    assert set(result["attempt"]["dev"]) <= {*confine.DEVICES, "fd", "stdin", "stdout", "stderr", "shm"}
+    assert result["attempt"]["core_pattern"] != "done"
+    assert result["attempt"]["pids"] == ["1"]  # itself, the first process of its PID namespace
+
+
 def test_with_landlock_here_it_confines_alone_and_says_what_it_covers(tmp_path, monkeypatch):
     version = landlock_version()
     if version < 1:

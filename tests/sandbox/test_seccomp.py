@@ -54,6 +54,20 @@ def test_with_all_sockets_refused_inet_sockets_fail_too_and_asyncio_still_runs()
     assert filtered(True, attempt) == [errno.EPERM, "ran"]
 
 
+def test_every_call_in_the_refused_table_fails_with_eperm_before_its_arguments_are_looked_at():
+    from opencode_nb.sandbox.seccomp import REFUSED
+
+    def attempt() -> dict[str, int]:
+        assert libc is not None
+        said = {}
+        for name in REFUSED:
+            ctypes.set_errno(0)
+            result = libc.lib.syscall(libc.arch.syscalls[name], 0, 0, 0, 0, 0)
+            said[name] = ctypes.get_errno() if result == -1 else 0
+        return said
+    assert filtered(False, attempt) == dict.fromkeys(REFUSED, errno.EPERM)
+
+
 def test_ptrace_io_uring_and_clearing_the_death_signal_are_refused():
     def attempt() -> list[int]:
         assert libc is not None
