@@ -23,8 +23,9 @@ from ..permission import evaluate
 from .base import OUTPUT_FOLDER, Tool, ToolContext, ToolResult, folder_pattern, workspace_root
 from .support.access import GIT_PERMISSION, GIT_REASON, hooks_dirs, in_git_dir
 from .support.ossandbox import Launch
+from .support.parsed import Hidden, ParsedCommand
 from .support.process import ShellRun
-from .support.shell import PROBE, Hidden, ParsedCommand, command_patterns, parse_command
+from .support.shell import PROBE, command_patterns, parse_command
 from .support.shell_paths import PathCheck, check_paths
 
 __all__ = ["BashTool", "command_patterns"]

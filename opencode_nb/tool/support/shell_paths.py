@@ -20,7 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .shell import CWD_COMMANDS, ParsedCommand, Redirect, SimpleCommand
+from .parsed import ParsedCommand, Redirect, SimpleCommand
+from .shell import CWD_COMMANDS
 from .variables import Variables
 from .words import Word
 
