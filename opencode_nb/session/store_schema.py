@@ -1,0 +1,82 @@
+"""The session store's tables, and the steps that bring an older file up to them.
+
+The version lives in the file (`PRAGMA user_version`), so a store opening a file knows which steps it still
+needs, and refuses a file written by a newer opencode_nb rather than misread it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from ..errors import OpencodeNbError
+
+MIGRATIONS: list[tuple[str, ...]] = [
+    (  # 0 -> 1: the first schema
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            parent_id TEXT,
+            directory TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            data TEXT NOT NULL
+        )""",
+        "CREATE INDEX sessions_by_directory ON sessions (directory, updated_at)",
+        "CREATE INDEX sessions_by_parent ON sessions (parent_id)",
+        """CREATE TABLE messages (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            data TEXT NOT NULL
+        )""",
+        "CREATE INDEX messages_by_session ON messages (session_id, id)",
+        """CREATE TABLE parts (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            message_id TEXT NOT NULL,
+            data TEXT NOT NULL
+        )""",
+        "CREATE INDEX parts_by_session ON parts (session_id, message_id, id)",
+        """CREATE TABLE todos (
+            session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+            data TEXT NOT NULL
+        )""",
+    ),
+    (  # 1 -> 2: who is writing each unfinished message, so a dead process's leftovers can be finalised
+        "ALTER TABLE messages ADD COLUMN owner TEXT",
+        "CREATE INDEX messages_unfinished ON messages (owner) WHERE owner IS NOT NULL",
+        """CREATE TABLE owners (
+            id TEXT PRIMARY KEY,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            opened_at REAL NOT NULL
+        )""",
+        # Leftovers written before owners were recorded: their writer is long gone or about to be.
+        """UPDATE messages SET owner = '' WHERE (json_extract(data, '$.role') = 'assistant'
+               AND json_extract(data, '$.completed_at') IS NULL)
+            OR id IN (SELECT message_id FROM parts WHERE json_extract(data, '$.type') = 'tool'
+                      AND json_extract(data, '$.state.status') IN ('pending', 'running'))""",
+    ),
+]
+"""Step i takes a file from schema version i to i + 1; a later change appends a step, never edits one."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""Kept in `PRAGMA user_version`; a file from a newer version is refused rather than misread."""
+
+
+def migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Bring the file up to `SCHEMA_VERSION`, inside the caller's IMMEDIATE transaction: two kernels opening
+    a new file at once then migrate it once.
+
+    Raises:
+        OpencodeNbError: the file was written by a newer opencode_nb.
+    """
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise OpencodeNbError(
+            f"{path} was written by a newer opencode_nb (store schema {version}, this version reads "
+            f"up to {SCHEMA_VERSION}); upgrade opencode_nb, or set OPENCODE_NB_DATA_DIR to another directory"
+        )
+    for step in MIGRATIONS[version:]:
+        for statement in step:
+            db.execute(statement)
+    if version < SCHEMA_VERSION:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
