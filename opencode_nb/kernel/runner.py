@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import functools
 import logging
 import os
 import threading
@@ -40,6 +39,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .activity import CellActivity
+from .cell_now import calling_cell_id, cell_count, delivers_to_awaiting_cells
+from .ending import cell_error, error_output, status_of, with_error
 from .frontend import Frontend, FrontendError
 from .journal import TURN, Journal
 from .presence import Presence
@@ -252,8 +253,8 @@ class NotebookAgent:
         session_id = self.choose_session(ws, session=session, new=new)
         # Headless runners shut the kernel down after the last cell: never detach there.
         attached = not ((background or self.detached) and self.presence.mode != "headless")
-        run = Run(session_id, cell_id=_calling_cell_id(self.shell) or None, attached=attached,
-                  execution_count=_cell_count(self.shell), page=self.frontend.pages, loop=asyncio.get_running_loop())
+        run = Run(session_id, cell_id=calling_cell_id(self.shell) or None, attached=attached,
+                  execution_count=cell_count(self.shell), page=self.frontend.pages, loop=asyncio.get_running_loop())
         if self.activity.running is not None:
             run.cell_source = self.activity.running.source
             run.cell_id = run.cell_id or self.activity.running.cell_id
@@ -282,7 +283,7 @@ class NotebookAgent:
     def detached(self) -> bool:
         if self.settings.mode != "auto":
             return self.settings.mode == "detached"
-        return not _kernel_delivers_to_awaiting_cells()
+        return not delivers_to_awaiting_cells()
 
     def _forget(self, run: Run) -> None:
         run.done.set()
@@ -371,7 +372,7 @@ class NotebookAgent:
                     view.floor = floor
                     view.start()
                 result = await self._send(ws, run.session_id, text, agent=agent, model=model, parts=parts)
-                status = _status_of(result, run)
+                status = status_of(result, stop_requested=run.stop_requested)
         except asyncio.CancelledError:
             status = "stopped"
             raise
@@ -385,7 +386,7 @@ class NotebookAgent:
             recorder.close()
             records = recorder.records
             # A cell that fails says why right under the transcript: the transcript does not say it again.
-            error = _cell_error(status, result) if run.attached else None
+            error = cell_error(status, result) if run.attached else None
             try:
                 if floor != "~":
                     bundle = transcript_bundle(ws, run.session_id, since=floor, records=records, status=status,
@@ -393,7 +394,7 @@ class NotebookAgent:
                 else:
                     bundle = {"text/plain": f"(stopped before it started: {status})"}
                 if isinstance(result, Exception) and error is None:
-                    bundle = _with_error(bundle, result)
+                    bundle = with_error(bundle, result)
                 elif isinstance(result, str):
                     bundle = listing.text(result)  # a local command's output (/help)
                 handle.update(bundle, raw=True)
@@ -401,7 +402,7 @@ class NotebookAgent:
                     outputs: list[dict[str, Any]] = [{"output_type": "display_data", "metadata": {},
                                                       "data": bundle}]
                     if error is not None:
-                        outputs.append(_error_output(error))
+                        outputs.append(error_output(error))
                     self._send_cell(run, outputs=outputs, execution_count=run.execution_count)
                 if view is not None:
                     view.close()  # the transcript stands in for it now: free its widgets on both sides
@@ -475,78 +476,6 @@ async def _awaited(awaitable: Any) -> Any:
     return await awaitable
 
 
-def _calling_cell_id(shell: Any) -> str | None:
-    """The id JupyterLab puts in the metadata of the execute request of the cell running now."""
-    kernel = getattr(shell, "kernel", None)
-    try:
-        parent = kernel.get_parent() if kernel is not None else None
-    except Exception:
-        return None
-    return ((parent or {}).get("metadata") or {}).get("cellId")
-
-
-def _cell_count(shell: Any) -> int | None:
-    """The execution count of the cell running now: IPython counts a cell as it starts it (as ipykernel's
-    reply does, one less than the shell's counter)."""
-    count = getattr(shell, "execution_count", None)
-    return count - 1 if isinstance(count, int) and count > 1 else None
-
-
 class _Silent:
     def update(self, *args: Any, **kwargs: Any) -> None:
         pass
-
-
-def _status_of(result: Any, run: Run) -> str:
-    error = getattr(result, "error", None)
-    if error is not None:
-        return "stopped" if error.kind == "aborted" or run.stop_requested else "error"
-    return "stopped" if run.stop_requested else "done"
-
-
-def _failure(status: str, result: Any) -> str | None:
-    """Why the run failed, in one line, or None when it did not."""
-    if status != "error":
-        return None
-    if isinstance(result, Exception):
-        return str(result)
-    error = getattr(result, "error", None)
-    return f"The agent stopped with an error: {error.message}" if error is not None else "The agent stopped."
-
-
-def _cell_error(status: str, result: Any) -> BaseException | None:
-    """What an attached cell raises when its run ended as `status`: None when the run finished."""
-    if status == "stopped":
-        return AgentStopped()
-    failure = _failure(status, result)
-    if failure:
-        from IPython.core.error import UsageError
-
-        return UsageError(failure)
-    return None
-
-
-def _error_output(error: BaseException) -> dict[str, Any]:
-    """The output IPython shows for `error` in a cell (nbformat), for a cell the kernel cannot reach."""
-    if isinstance(error, AgentStopped):
-        return error.output()
-    return {"output_type": "stream", "name": "stderr", "text": f"UsageError: {error}\n"}
-
-
-def _with_error(bundle: dict[str, str], exc: Exception) -> dict[str, str]:
-    from ..views.render import error_html
-
-    html = error_html(str(exc))
-    return {"text/html": bundle.get("text/html", "") + html, "text/plain": f"{bundle.get('text/plain', '')}\n{exc}"}
-
-
-@functools.cache
-def _kernel_delivers_to_awaiting_cells() -> bool:
-    """ipykernel 7.4 is the first to dispatch widget messages while a cell awaits."""
-    try:
-        from importlib.metadata import version
-
-        parts = version("ipykernel").split(".")
-        return (int(parts[0]), int(parts[1])) >= (7, 4)
-    except Exception:
-        return False
