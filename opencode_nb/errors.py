@@ -119,12 +119,16 @@ class ToolError(OpencodeNbError):
 class DeniedError(ToolError):
     """A configured rule forbids this call; the relevant rules are shown to the model."""
 
+    SHOWN = 50
+    """The most rules the message quotes (the newest, which decide): a ruleset can hold 100,000."""
+
     def __init__(self, rules: list[Any] | None = None) -> None:
         self.rules = list(rules or [])
-        shown = json.dumps([_rule_dict(r) for r in self.rules])
+        shown = json.dumps([_rule_dict(r) for r in self.rules[-self.SHOWN:]])
+        of = f" (the last {self.SHOWN} of {len(self.rules)})" if len(self.rules) > self.SHOWN else ""
         super().__init__(
             "The user has specified a rule which prevents you from using this specific tool call. "
-            f"Here are some of the relevant rules {shown}"
+            f"Here are some of the relevant rules{of} {shown}"
         )
 
 

@@ -8,18 +8,17 @@ Nothing matching means `ask`.
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
+from itertools import chain
 from typing import Annotated, Any, Self, SupportsIndex
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidatorFunctionWrapHandler, WrapValidator
 
 from ..config.schema import ACTIONS, Action
 from ..errors import ConfigError
-from .wildcard import compile_pattern, pattern_source, wildcard_match
-
-Matcher = Callable[[str], re.Match[str] | None]
+from .decider import ONE_ALTERNATION, Chain, Decider
+from .wildcard import compile_pattern, wildcard_match
 
 EDIT_TOOLS = frozenset({"edit", "write", "patch", "multiedit"})
 """Tools that all change files and are therefore governed by the one `edit` permission."""
@@ -48,25 +47,68 @@ class Grant(BaseModel):
 
 
 class Ruleset(list[Rule]):
-    """A list of rules that remembers, per permission, how to find its deciding rule in one step.
+    """A list of rules that remembers, per permission, how to find its deciding rule quickly.
 
-    Evaluation is a hot path (every tool call, every pattern, every pending request after an "always").
-    Scanning 200 rules and matching two wildcards each costs tens of microseconds; the per-permission
-    `Decider` makes it one regular-expression match. Any change to the list drops the cache.
+    Evaluation is a hot path (every tool call, every pattern, every pending request after an "always"), and
+    the loop merges the agent's and the session's rules anew at every step. So each ruleset keeps a
+    `Decider` per permission, and a merge remembers the rulesets it was made of: once it is large, it is
+    decided part by part, through deciders each part built once. Any change to a list drops what it
+    remembered, and a merge whose part changed since stops relying on that part.
     """
 
-    __slots__ = ("_views",)
+    __slots__ = ("_for", "_last", "_parts", "_version", "_views")
 
-    def __init__(self, rules: Iterable[Rule] = ()) -> None:
+    def __init__(self, rules: Iterable[Rule] = (), *, parts: Sequence[Ruleset] = ()) -> None:
         super().__init__(rules)
-        self._views: dict[str, Decider] = {}
+        self._views: dict[str, Decider | Chain] = {}
+        self._for: dict[str, list[Rule]] = {}
+        self._last: dict[str, tuple[int, Rule]] | None = None
+        self._version = 0
+        self._parts = tuple((part, part._version) for part in parts)
 
-    def for_permission(self, permission: str) -> Decider:
+    def for_permission(self, permission: str) -> Decider | Chain:
         """How this ruleset decides `permission`, built on first use."""
         view = self._views.get(permission)
         if view is None:
-            view = self._views[permission] = Decider([r for r in self if _names_match(permission, r.permission)])
+            if len(self) > ONE_ALTERNATION and self._parts_unchanged():
+                view = Chain([part.for_permission(permission) for part, _ in self._parts])
+            else:
+                view = Decider(self.rules_for(permission))
+            self._views[permission] = view
         return view
+
+    def last_by_name(self) -> dict[str, tuple[int, Rule]]:
+        """Per permission name written in a rule, its last rule and that rule's position."""
+        if self._last is None:
+            if self._parts and self._parts_unchanged():
+                self._last, offset = {}, 0
+                for part, _ in self._parts:
+                    self._last.update({name: (offset + i, r) for name, (i, r) in part.last_by_name().items()})
+                    offset += len(part)
+            else:
+                self._last = {r.permission: (i, r) for i, r in enumerate(self)}
+        return self._last
+
+    def rules_for(self, permission: str) -> list[Rule]:
+        """The rules whose permission covers `permission`, in order (do not change the list).
+
+        Only the few distinct permission names written in rules are matched against `permission`, not every
+        rule, and the answer is remembered.
+        """
+        found = self._for.get(permission)
+        if found is None:
+            if self._parts_unchanged():
+                found = [r for part, _ in self._parts for r in part.rules_for(permission)]
+            else:
+                names = [name for name in self.last_by_name() if _names_match(permission, name)]
+                wanted = set(names)
+                found = list(self) if len(names) == len(self.last_by_name()) else [
+                    r for r in self if r.permission in wanted]
+            self._for[permission] = found
+        return found
+
+    def _parts_unchanged(self) -> bool:
+        return bool(self._parts) and all(part._version == version for part, version in self._parts)
 
     def __reduce__(self) -> tuple[type[Ruleset], tuple[list[Rule]]]:
         """Copies and pickles carry the rules only; what was remembered is rebuilt on use."""
@@ -74,6 +116,10 @@ class Ruleset(list[Rule]):
 
     def _changed(self) -> None:
         self._views.clear()
+        self._for.clear()
+        self._last = None
+        self._parts = ()
+        self._version += 1
 
     def append(self, rule: Rule) -> None:
         super().append(rule)
@@ -120,37 +166,6 @@ class Ruleset(list[Rule]):
         return self
 
 
-class Decider:
-    """The rules of one permission, ready to pick the last one whose pattern matches.
-
-    Rules before the newest catch-all (`*`) can never decide, so they are dropped. The rest become one
-    alternation, newest first, each rule a capturing group; a full match's `lastindex` names the rule.
-    """
-
-    __slots__ = ("_fallback", "_match", "_specific")
-
-    def __init__(self, rules: list[Rule]) -> None:
-        last_star = max((i for i, r in enumerate(rules) if r.pattern == "*"), default=-1)
-        self._fallback = rules[last_star] if last_star >= 0 else None
-        self._specific = tuple(reversed(rules[last_star + 1:]))
-        source = "|".join(f"({pattern_source(r.pattern)})" for r in self._specific)
-        self._match = _compile_alternation(source) if self._specific else None
-
-    def decide(self, text: str) -> Rule | None:
-        """The last rule matching `text` (backslashes already turned into `/`), or None."""
-        if self._match is not None:
-            found = self._match(text)
-            if found is not None:
-                return self._specific[found.lastindex - 1]  # type: ignore[operator]
-        return self._fallback
-
-
-@lru_cache(maxsize=256)
-def _compile_alternation(source: str) -> Matcher:
-    """Rebuilt rulesets (one per loop step) usually have the same rules: compile each alternation once."""
-    return re.compile(source, re.S).fullmatch
-
-
 @lru_cache(maxsize=4096)
 def _names_match(permission: str, rule_permission: str) -> bool:
     """Permission names are few, so whether a rule's permission covers one is worth remembering."""
@@ -161,7 +176,15 @@ def as_ruleset(rules: Iterable[Rule]) -> Ruleset:
     return rules if isinstance(rules, Ruleset) else Ruleset(rules)
 
 
-RulesetField = Annotated[list[Rule], AfterValidator(as_ruleset)]
+def _keep_ruleset(value: Any, handler: ValidatorFunctionWrapHandler) -> Ruleset:
+    """A Ruleset is kept as it is, with what it remembered: revalidating it would copy 100,000 rules at
+    every model built from it and rebuild every decider."""
+    if isinstance(value, Ruleset):
+        return value
+    return as_ruleset(handler(value))
+
+
+RulesetField = Annotated[list[Rule], WrapValidator(_keep_ruleset)]
 """The type of a ruleset field on a model: validates as a list and keeps the per-permission cache."""
 
 
@@ -183,8 +206,18 @@ def evaluate(permission: str, pattern: str, *rulesets: Iterable[Rule]) -> Rule:
 
 
 def merge(*rulesets: Iterable[Rule]) -> Ruleset:
-    """Concatenation in order: a later ruleset overrides an earlier one under last-match-wins."""
-    return Ruleset(rule for ruleset in rulesets for rule in ruleset)
+    """Concatenation in order: a later ruleset overrides an earlier one under last-match-wins.
+
+    The result remembers the rulesets it was made of (a merge's own parts, flattened), so what each part
+    worked out is reused however often it is merged again.
+    """
+    parts: list[Ruleset] = []
+    for ruleset in rulesets:
+        if isinstance(ruleset, Ruleset) and ruleset._parts_unchanged():
+            parts.extend(part for part, _ in ruleset._parts)
+        elif ruleset:
+            parts.append(as_ruleset(ruleset))
+    return Ruleset(chain.from_iterable(parts), parts=[p for p in parts if p])
 
 
 def disabled(tool_names: Iterable[str], ruleset: Iterable[Rule]) -> set[str]:
@@ -193,11 +226,12 @@ def disabled(tool_names: Iterable[str], ruleset: Iterable[Rule]) -> set[str]:
     Patterns are ignored when picking that rule, so `{bash: {"*": deny, "echo *": allow}}` keeps bash
     offered and leaves the decision to call time.
     """
-    rules = list(ruleset)
+    last_by_name = as_ruleset(ruleset).last_by_name()
     out: set[str] = set()
     for tool in tool_names:
         permission = "edit" if tool in EDIT_TOOLS else tool
-        last = next((r for r in reversed(rules) if wildcard_match(permission, r.permission)), None)
+        found = [entry for name, entry in last_by_name.items() if _names_match(permission, name)]
+        last = max(found, key=lambda entry: entry[0])[1] if found else None
         if last is not None and last.pattern == "*" and last.action == "deny":
             out.add(tool)
     return out
@@ -221,20 +255,23 @@ def from_config(
         return Ruleset([Rule(permission="*", pattern="*", action=_action(mapping, source, key_prefix))])
     if not isinstance(mapping, Mapping):
         raise ConfigError(source, key=key_prefix, hint=_shape_hint(mapping))
-    rules = Ruleset()
+    rules: list[Rule] = []
     for name, value in mapping.items():
         permission = str(name)
-        key = f"{key_prefix}.{_key(permission)}"
         if isinstance(value, Mapping):
             for pattern, action in value.items():
-                rules.append(Rule(permission=permission, pattern=expand_home(str(pattern)),
-                                  action=_action(action, source, f"{key}.{_key(str(pattern))}")))
+                if action not in ACTIONS:  # the key path is worked out only for the error
+                    _action(action, source, f"{key_prefix}.{_key(permission)}.{_key(str(pattern))}")
+                rules.append(Rule(permission=permission, pattern=expand_home(str(pattern)), action=action))
         else:
-            rules.append(Rule(permission=permission, pattern="*", action=_action(value, source, key)))
-    return rules
+            rules.append(Rule(permission=permission, pattern="*",
+                              action=_action(value, source, f"{key_prefix}.{_key(permission)}")))
+    return Ruleset(rules)
 
 
 def expand_home(pattern: str) -> str:
+    if not pattern.startswith(("~", "$HOME")):
+        return pattern
     home = os.path.expanduser("~")
     if pattern == "~":
         return home

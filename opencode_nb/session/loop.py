@@ -24,7 +24,7 @@ from ..agent import AgentInfo
 from ..errors import OpencodeNbError, ProviderError
 from ..permission import merge
 from ..permission.events import ToolRef
-from ..permission.rules import disabled, evaluate, wildcard_match
+from ..permission.rules import as_ruleset, disabled, evaluate, wildcard_match
 from ..provider.request import LLMMessage, LLMRequest, TextBlock
 from ..provider.retry import RetryPolicy
 from ..tool.base import Tool, ToolContext
@@ -384,9 +384,9 @@ class SessionLoop:
             plan_path=plan_path(deps.sessions, session_id), model=model_id, kernel=deps.kernel,
             notebook=deps.notebook, sandbox=sandbox,
             permitted=lambda permission, pattern: evaluate(permission, pattern, ruleset).action,
-            rules=lambda permission: [r for r in [*ruleset, *(g.rule() for g in deps.permissions.grants(session_id)
-                                                              if g.agent == agent.name)]
-                                      if wildcard_match(permission, r.permission)],
+            rules=lambda permission: [*as_ruleset(ruleset).rules_for(permission),
+                                      *(g.rule() for g in deps.permissions.grants(session_id)
+                                        if g.agent == agent.name and wildcard_match(permission, g.permission))],
         )
 
     async def _ask_doom_loop(self, session_id: str, agent: AgentInfo, tool: str, tool_input: dict[str, Any]) -> None:
