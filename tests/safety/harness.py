@@ -1,7 +1,8 @@
 """Running the attack corpus for real: a project, its victims and witnesses, and one workspace per category.
 
-Every case is one bash call made by a scripted model through `Workspace.prompt`, in a temporary project
-under `/var/tmp` (the OS sandbox gives `/tmp` its own contents, so a witness there could not see an escape):
+Every case is one bash call made by a scripted model through `Workspace.prompt` (after the calls its `before`
+names, made in the same session and allowed like any other), in a temporary project under `/var/tmp` (the OS
+sandbox gives `/tmp` its own contents, so a witness there could not see an escape):
 
 - `victim.txt` in the project, which `rm *: deny` protects;
 - a loopback HTTP server that records every request, which `curl *: deny` protects;
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http.server
+import json
 import os
 import shutil
 import subprocess
@@ -243,16 +245,22 @@ async def _run_category(stage: Stage, mode: str, category: str, cases: list[Case
     try:
         for case in cases:
             command = stage.format(case.command)
-            model.turns.extend(Scripted([
-                {"tool_calls": [{"name": "bash", "input": {"command": command, "timeout": CALL_TIMEOUT_S}}]},
-                {"text": "done"},
-            ]).turns)
+            calls = [*((tool, json.loads(stage.format(given))) for tool, given in case.before),
+                     ("bash", {"command": command, "timeout": CALL_TIMEOUT_S})]
+            # One call per turn: the calls of one turn may run at once, and these must run in order.
+            model.turns.extend(Scripted([*({"tool_calls": [{"name": tool, "input": given}]} for tool, given in calls),
+                                         {"text": "done"}]).turns)
             session = ws.sessions.create().id
             started = time.perf_counter()
-            await asyncio.wait_for(ws.prompt(session, "go", agent=case.agent), CALL_TIMEOUT_S + 20)
+            await asyncio.wait_for(ws.prompt(session, "go", agent=case.agent), len(calls) * CALL_TIMEOUT_S + 20)
             seconds = time.perf_counter() - started
-            [state] = [p.state for m in ws.sessions.messages(session) for p in m.parts if p.type == "tool"]
+            *setup, state = [p.state for m in ws.sessions.messages(session) for p in m.parts if p.type == "tool"]
             decision, detail = decision_of(state)
+            failed = [f"{tool} call {i + 1} before it: {decision_of(s)[1][:200]}"
+                      for i, ((tool, _), s) in enumerate(zip(case.before, setup, strict=True))
+                      if s.status != "completed"]
+            if failed:  # a case whose setup did not happen proves nothing
+                decision, detail = "error", "; ".join(failed)
             happened = stage.happened(case)
             if case.expect == "runs" and not happened:
                 detail = detail or str(getattr(state, "output", ""))[-400:]
@@ -295,6 +303,8 @@ def run_unchecked(cases: list[Case]) -> dict[Case, bool]:
     try:
         with environment(stage):
             for case in cases:
+                for tool, given in case.before:
+                    _run_unchecked_call(stage, tool, json.loads(stage.format(given)))
                 subprocess.run(["bash", "-c", stage.format(case.command)], cwd=stage.root, env=tool_env(),
                                stdin=subprocess.DEVNULL, capture_output=True, timeout=CALL_TIMEOUT_S)
                 time.sleep(0.02)  # background jobs (`coproc`, `&`) finish
@@ -304,3 +314,18 @@ def run_unchecked(cases: list[Case]) -> dict[Case, bool]:
         stage.close()
         shutil.rmtree(base, ignore_errors=True)
     return effective
+
+
+def _run_unchecked_call(stage: Stage, tool: str, given: dict[str, Any]) -> None:
+    """What an earlier call of a case does, done directly: the calls cases make before their command."""
+    from opencode_nb.tool.support.process import tool_env
+
+    if tool == "bash":
+        subprocess.run(["bash", "-c", given["command"]], cwd=stage.root, env=tool_env(), stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=CALL_TIMEOUT_S)
+    elif tool == "write":
+        path = stage.root / given["path"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(given["content"])
+    else:
+        raise ValueError(f"a case's earlier call uses {tool!r}; the unchecked run knows only bash and write")

@@ -50,7 +50,8 @@ _CODE_KEY = re.compile(r"""(?ix)^(?:
   | merge\..+\.driver
   | credential\.helper | credential\..+\.helper
   | sequence\.editor
-  | gpg\.program | gpg\..+\.program
+  | gpg\.program | gpg\..+\.program | gpg\.ssh\.defaultkeycommand
+  | trailer\..+\.(?:command|cmd) | imap\.tunnel | tar\..+\.command | hook\..+\.command | guitool\..+\.cmd
   | pager\..+
   | interactive\.difffilter
   | uploadpack\.packobjectshook

@@ -3,14 +3,22 @@
 `python -c 'import os; os.remove("x")'` removes x, and no rule about `rm` can tell. Whatever an interpreter
 is given inline (`-c`, `-e`, `-r`), on its input (`python < x`, `echo code | node`, a here-document) or
 through a pipe posing as a file (`python <(...)`), and whatever a program is configured to run (`awk`'s
-`system()`, `sed`'s `e`, `tar --checkpoint-action`, `sqlite3`'s `.shell`, a `PAGER` or `LD_PRELOAD` set on the
-line), is hidden from the rules. `hidden_code` names the reason, and the caller asks a person unless a rule
-that names the program allows it.
+`system()`, `sed`'s `e`, `sqlite3`'s `.shell`, a `PAGER` or `LD_PRELOAD` set on the line), is hidden from
+the rules. `hidden_code` names the reason, and the caller asks a person unless a rule that names the program
+allows it.
 
-A program given a script *file* (`python train.py`, `bash build.sh`) is not hidden: it is run like any other
-program, its effects bounded by the OS sandbox, as a compiled program's would be. `program_files` names such
-files, so the caller can tell when one is a pipe (`python3 /dev/stdin`) or not yet a file when the line is
-checked (`printf ... > x.py && python3 x.py`): then it is inline code after all.
+Code the project holds is hidden the same way: a program given a script or a file of code (`python3 x.py`,
+`bash s.sh`, `awk -f p.awk`, `sed -f s.sed`), `python -m` (python looks for the module in the working folder
+first: `./this.py` is `python3 -m this`), and the programs and variables of `project_code.py`'s tables (build,
+task, package and test runners reading a Makefile, `package.json` or `conftest.py`; `PYTHONPATH`, `GIT_*`,
+`XDG_CONFIG_HOME`, `LD_PRELOAD`, ...). A command word naming a file that is no installed program (`./s.sh`) is
+`identity.py`'s. `program_files` names the script files, so the caller can also say when one is a pipe
+(`python3 /dev/stdin`) or not yet a file when the line is checked (`printf ... > x.py && python3 x.py`).
+
+The trade-off: with `{"*": allow, "rm *": deny}` ordinary work that runs project code (`python3 train.py`,
+`pytest`, `make`, `npm test`, `./run.sh`) asks a person, because the deny rule cannot hold inside it. Rules that
+deny nothing after their catch-all ask nothing more, a rule naming the program (`python3 *: allow`, `make *:
+allow`) still allows it, and asking only for the version or help (`make --version`) runs no project code.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ import re
 from dataclasses import dataclass
 
 from .options import OptionSpec, scan
+from .project_code import runner_reason
+from .project_code import variable_reason as code_variable
 from .unwrap import SHELL_OPTIONS, SHELLS
 from .words import Word
 
@@ -39,7 +49,7 @@ _PYTHON = Interpreter(OptionSpec(values="WXcmQ", long_values=frozenset({"--check
                                                                      "--help-env", "--help-xoptions",
                                                                      "--help-all"}))
 _PERL = Interpreter(OptionSpec(values="eEI", attached="CdDFiMmx", digits="0l"), frozenset({"-e", "-E"}),
-                    info=frozenset({"-v", "-V", "-h", "--version", "--help", "-c"}))
+                    info=frozenset({"-v", "-V", "-h", "--version", "--help"}))  # `-c` runs BEGIN blocks
 _RUBY = Interpreter(OptionSpec(values="erICEK", attached="FiTWx", digits="0"), frozenset({"-e"}),
                     info=frozenset({"-v", "--version", "-h", "--help", "-c", "--yydebug"}))
 _NODE = Interpreter(OptionSpec(values="eprC", long_values=frozenset(
@@ -69,13 +79,20 @@ INTERPRETERS: dict[str, Interpreter] = {
 CODE_MODULES = frozenset({"code", "timeit", "pdb", "asyncio", "IPython", "idlelib", "cProfile", "profile",
                           "trace", "runpy"})
 """Python modules that run code given to them on the command line or their input (`python -m timeit 'code'`)."""
+FILE_CODE_MODULES = frozenset({"pickle", "doctest", "unittest", "pydoc", "test", "pytest", "pip", "build",
+                               "setuptools", "venv", "coverage", "tox", "nox", "ipykernel", "jupyter", "nbconvert",
+                               "sphinx", "mypy"})
+"""Modules that run (or import) code from files they are given or find (`python -m pickle x.pkl` unpickles,
+`doctest` runs examples, `unittest` imports tests): hidden even when python is told not to look in the working
+folder (`-I`, `-P`)."""
 _NODE_MODULE_OPTIONS = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader"})
 
 _PYTHON_VERSION = re.compile(r"(?:python|pypy)\d+(?:\.\d+)*")
 
-EDITORS_AND_DEBUGGERS = frozenset({"vi", "vim", "nvim", "view", "ex", "ed", "emacs", "nano", "gdb", "lldb",
-                                   "parallel", "at", "batch", "crontab", "deno", "bun", "osascript", "fc"})
-"""Programs that can run commands of their own choosing from options or input no rule sees."""
+EDITORS_AND_DEBUGGERS = frozenset({"nvim", "ed", "emacs", "nano", "gdb", "lldb", "parallel", "at", "batch",
+                                   "crontab", "deno", "bun", "osascript", "fc"})
+"""Programs that can run commands of their own choosing from options or input no rule sees (vim and the
+programs told by an option to run a command are `runners.py`'s)."""
 
 HIDDEN_VARIABLES = frozenset({
     "BASH_ENV", "ENV", "PS4", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "LD_PRELOAD", "LD_AUDIT",
@@ -102,11 +119,18 @@ def variable_reason(name: str) -> tuple[str, str] | None:
         return "unknown", f"setting `{name}` changes which program each command word names"
     if name in HIDDEN_VARIABLES or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
         return "hidden", f"setting `{name}` makes programs run code of its choosing"
-    return None
+    reason = code_variable(name)
+    return ("hidden", reason) if reason is not None else None
 
 
 def hidden_code(name: str, words: list[Word]) -> list[str]:
     """Why the command `words` (program `name`) runs code no rule can see; empty when it does not."""
+    project = runner_reason(name, words)
+    if project is not None:
+        return [project]
+    if name in SHELLS:
+        return [f"`{name}` runs the script `{f.shown}`, whose commands the rules cannot check"
+                for f in program_files(name, words) if not piped(f)]
     interpreter = INTERPRETERS.get(name) or (_PYTHON if _PYTHON_VERSION.fullmatch(name) else None)
     if interpreter is not None:
         return _interpreter(name, words, interpreter)
@@ -114,14 +138,10 @@ def hidden_code(name: str, words: list[Word]) -> list[str]:
         return _awk(name, words)
     if name in ("sed", "gsed"):
         return _sed(words)
-    if name in ("tar", "gtar", "bsdtar"):
-        return _tar(words)
     if name in ("sqlite3", "sqlite"):
         return _sqlite(words)
     if name in EDITORS_AND_DEBUGGERS:
         return [f"`{name}` can run commands of its own choosing, which the rules cannot check"]
-    if name in ("zip", "rsync", "ssh", "scp", "sftp", "make", "gmake", "man", "less", "git-shell"):
-        return _runs_commands(name, words)
     if name in NAME_BUILTINS:
         return _builtin(name, words)
     return []
@@ -187,16 +207,27 @@ def _interpreter(name: str, words: list[Word], interpreter: Interpreter) -> list
     if name in ("perl",) and any(o.name in ("-M", "-m") and o.value is not None and
                                  re.search(r"[^\w:=,-]", o.value.value or "?") for o in found.options):
         return ["`perl -M` is given code, which the rules cannot check"]
-    if interpreter is _PYTHON and (module := found.value("-m")) is not None and \
-            (module.value is None or module.value.split(".")[0] in CODE_MODULES):
-        return [f"`{name} -m {module.shown}` runs code given to it, which the rules cannot check"]
+    if interpreter is _PYTHON and (module := found.value("-m")) is not None:
+        top = module.value.split(".")[0] if module.value is not None else None
+        if top is None or top in CODE_MODULES:
+            return [f"`{name} -m {module.shown}` runs code given to it, which the rules cannot check"]
+        if top in FILE_CODE_MODULES or not any(o.name in ("-I", "-P") for o in found.options):
+            return [f"`{name} -m {module.shown}` runs code from files (python looks for modules in the working "
+                    "folder first), which the rules cannot check"]
     if any(o.name in _NODE_MODULE_OPTIONS and o.value is not None and (o.value.value or "data:").startswith("data:")
            for o in found.options):
         return [f"`{name}` loads a module written on the command line, which the rules cannot check"]
-    if found.has(*interpreter.module) or found.has(*interpreter.info):
+    if found.has(*interpreter.info):
         return []
+    if interpreter is not _PYTHON and found.has(*interpreter.module):
+        return [f"`{name}` runs a file of code, which the rules cannot check"]
+    if found.has(*interpreter.module):
+        return []  # `python -I -m json.tool`: a module of python's own, not looked for in the working folder
     if found.operand < len(words):
-        return []  # a script file (or `R CMD ...`); one piped in is `program_files`'s to say
+        script = words[found.operand]
+        if piped(script):
+            return []  # `program_files`'s to say
+        return [f"`{name}` runs the script `{script.shown}`, whose code the rules cannot check"]
     # No script: it reads its program from its input (a pipe, `<`, a here-document or here-string).
     return [f"`{name}` runs the code it reads from its input, which the rules cannot check"]
 
@@ -208,6 +239,8 @@ def _awk(name: str, words: list[Word]) -> list[str]:
         return [f"an option of `{name}` is only known when the line runs"]
     if found.has("-l", "--load"):
         return [f"`{name} -l` loads an extension"]
+    if found.has("-f", "--file", "-E", "--exec", "-i", "--include"):
+        return [f"`{name}` runs a program read from a file, which the rules cannot check"]
     programs = [o.value for o in found.options if o.name in ("-e", "--source")]
     if not found.has("-f", "--file", "-E", "--exec") and not programs:
         programs = [words[found.operand]] if found.operand < len(words) else []
@@ -227,6 +260,8 @@ def _sed(words: list[Word]) -> list[str]:
         return ["an option of `sed` is only known when the line runs"]
     if found.has("--sandbox"):
         return []
+    if found.has("-f", "--file"):
+        return ["`sed` runs a script read from a file, which the rules cannot check"]
     scripts = [o.value for o in found.options if o.name in ("-e", "--expression")]
     if not scripts and not found.has("-f", "--file"):
         scripts = [words[found.operand]] if found.operand < len(words) else []
@@ -304,18 +339,6 @@ def _skip_delimited(script: str, i: int, delimiter: str) -> int:
     return i + 1
 
 
-def _tar(words: list[Word]) -> list[str]:
-    for i, word in enumerate(words[1:], 1):
-        value = word.value
-        if value is None:
-            continue
-        if value.startswith(("--checkpoint-action", "--to-command", "--use-compress-program", "--info-script",
-                             "--new-volume-script", "--rsh-command", "--rmt-command")):
-            return [f"`tar {value.split('=', 1)[0]}` runs a command, which the rules cannot check"]
-        if value in ("-I", "-F") or (i == 1 and not value.startswith("-") and "I" in value):
-            return [f"`tar {value}` runs a program of its choosing"]
-    return []
-
 
 def _sqlite(words: list[Word]) -> list[str]:
     rest = [w for w in words[1:] if not (w.value or "").startswith("-")]
@@ -326,26 +349,6 @@ def _sqlite(words: list[Word]) -> list[str]:
         return ["`sqlite3` runs the commands it reads from its input, which the rules cannot check"]
     return []
 
-
-def _runs_commands(name: str, words: list[Word]) -> list[str]:
-    options = {
-        "zip": ("-TT", "--unzip-command"),
-        "rsync": ("-e", "--rsh", "--rsync-path"),
-        "ssh": ("ProxyCommand", "LocalCommand", "-F"),
-        "scp": ("-S", "ProxyCommand", "-F"),
-        "sftp": ("-S", "ProxyCommand", "-F", "-D"),
-        "make": ("--eval", "-E"),
-        "gmake": ("--eval", "-E"),
-        "man": ("-P", "--pager", "-H", "--html"),
-        "less": ("+!",),
-        "git-shell": ("-c",),
-    }[name]
-    for word in words[1:]:
-        value = word.value or word.text
-        if any(value.startswith(o) or f"{o}=" in value for o in options):
-            return [f"`{name} {value.split('=', 1)[0]}` runs a command of its choosing, which the rules cannot "
-                    "check"]
-    return []
 
 
 def _builtin(name: str, words: list[Word]) -> list[str]:

@@ -4,6 +4,12 @@
 options take a value, decides what a wrapper or an interpreter will run. Each program that matters gets an
 `OptionSpec`; `scan` walks its words with it. An option word whose value is unknown (`$opt`) could be
 anything, so the scan gives up (None) and the caller treats what follows as unknowable.
+
+Programs reading their options with GNU getopt_long (`getopt_long=True`) accept any unambiguous prefix of a
+long option (`timeout --sig KILL 5 rm x` is `--signal KILL`), so their spec lists every option they have and
+the scan names each option it meets by its full name. An option such a spec does not list (a newer version's,
+a misspelt one, an ambiguous prefix) might take the next word as its value: the scan reads it as a flag and
+notes it in `Scan.doubtful`, and a caller that looks for the command after the options does not trust it.
 """
 
 from __future__ import annotations
@@ -23,6 +29,12 @@ class OptionSpec:
     """Short options taking an optional number in the same word (`-l`, `-l0`)."""
     long_values: frozenset[str] = frozenset()
     """Long options taking a value as the next word when not given as `--name=value`."""
+    long_flags: frozenset[str] = frozenset()
+    """Long options taking no value, or one only as `--name=value` (`env --block-signal[=SIG]`)."""
+    flags: str = ""
+    """Short options taking no value; with `getopt_long`, a letter in none of the short lists is doubtful."""
+    getopt_long: bool = False
+    """The lists are all the program's options and a long option may be any unambiguous prefix of one."""
     plus: bool = False
     """`+o name` and `+x` are options too (shells)."""
     dash_number: bool = False
@@ -43,6 +55,8 @@ class Scan:
     options: list[Option] = field(default_factory=list)
     operand: int = 0
     """Index of the first word that is not an option (len(words) when there is none)."""
+    doubtful: list[int] = field(default_factory=list)
+    """Indexes of option words the spec does not know: each may have taken the word after it as its value."""
 
     def has(self, *names: str) -> bool:
         return any(o.name in names for o in self.options)
@@ -65,6 +79,12 @@ def scan(words: list[Word], start: int, spec: OptionSpec) -> Scan | None:
             return _at(result, i + 1)
         if value.startswith("--") and len(value) > 2:
             name, eq, attached = value.partition("=")
+            if spec.getopt_long:
+                full = long_name(name, spec)
+                if full is None:
+                    result.doubtful.append(i)
+                else:
+                    name = full
             if eq:
                 result.options.append(Option(name, literal(attached)))
             elif name in spec.long_values:
@@ -114,9 +134,21 @@ def _short(words: list[Word], i: int, value: str, spec: OptionSpec, result: Scan
             result.options.append(Option(name, literal(rest[:digits]) if digits else None))
             j += 1 + digits
             continue
+        if spec.getopt_long and letter not in spec.flags and i not in result.doubtful:
+            result.doubtful.append(i)
         result.options.append(Option(name))
         j += 1
     return i + 1
+
+
+def long_name(name: str, spec: OptionSpec) -> str | None:
+    """The option a GNU program reads `--name` as: itself, or the one option it is a prefix of; None when the
+    spec lists no such option or several (the program refuses an ambiguous prefix, or knows one we do not)."""
+    known = spec.long_values | spec.long_flags
+    if name in known:
+        return name
+    matches = [option for option in known if option.startswith(name)]
+    return matches[0] if len(matches) == 1 else None
 
 
 def _could_be_option(word: Word) -> bool:

@@ -40,6 +40,7 @@ from .arity import always_prefix, arity
 from .command_word import linked_program, program
 from .git import GitCall, git
 from .hidden import INTERPRETERS, hidden_code, piped, program_files, renames_programs, variable_reason
+from .identity import identify
 from .parsed import ParsedCommand, Redirect, SimpleCommand
 from .unwrap import OTHER_SHELLS, SHELLS, Inner, assignments_of, unwrap
 from .variables import Variables, collect
@@ -316,6 +317,11 @@ class _Line:
         if name in ("env", "sudo", "doas"):
             for variable, _ in assignments_of(argv):
                 self._variable(variable, normalised)
+        found = identify(argv[0].value, self.cwd)
+        for installed in found.installed_as:  # a copy or link of a program, run by another name, is that program
+            self._simple([Word(argv[0].text, installed), *argv[1:]], None)
+        if found.unknown is not None:
+            self.result.add_hidden(normalised, name, found.unknown)
         return name
 
     def _as_run(self, name: str, argv: list[Word], bare: str | None, call: GitCall | None) -> str:

@@ -7,28 +7,25 @@ the shell text it runs (`Inner.scripts`, parsed and checked like the line itself
 
 When the inner command cannot be made out, the reason goes to `Inner.unknown` (the program run cannot be
 known: a person is asked) or `Inner.hidden` (code runs that no rule can see: asked when rules allow it only by
-a catch-all). Programs that run code of their own (interpreters, awk, sed, tar, git aliases) are
-`hidden.py`'s; the shells' `-c` and stdin are here and there.
+a catch-all). Programs that run code of their own (interpreters, awk, sed, git aliases) are `hidden.py`'s;
+the shells' `-c` and stdin are here and there. Wrappers' options are read with the programs' real option tables
+(`program_options.py`: `timeout --sig KILL 5 rm x` runs `rm x`), programs starting a command with other
+privileges or limits are `launchers.py`'s, and programs an option tells to run a command (`split --filter`,
+`tar --to-command`, `ssh -o ProxyCommand`) are read from the one table of them in `runners.py`.
 """
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
+from .env_split import SplitError, split_string
+from .inner import Inner, Prefix, assignments_of, command_at, doubted, is_assignment, options_of
+from .launchers import LAUNCHERS
 from .options import OptionSpec, scan
+from .runners import COMMAND_RUNNERS, CommandRunner, calls
 from .words import Word, literal
 
-
-@dataclass
-class Inner:
-    commands: list[list[Word]] = field(default_factory=list)
-    """Commands run directly, as words (`sudo rm x` → `rm x`)."""
-    scripts: list[Word] = field(default_factory=list)
-    """Shell text run by a shell (`bash -c 'rm x'` → `rm x`); a value of None is text known only at run time."""
-    hidden: list[str] = field(default_factory=list)
-    unknown: list[str] = field(default_factory=list)
+__all__ = ["INPUT", "OTHER_SHELLS", "SHELLS", "SHELL_OPTIONS", "UNWRAPPED", "Inner", "assignments_of", "unwrap"]
 
 
 INPUT = Word("<input>", None)
@@ -46,83 +43,54 @@ SHELL_OPTIONS = OptionSpec(values="oO", plus=True, long_values=frozenset({"--rcf
 def unwrap(name: str, words: list[Word]) -> Inner:
     """What the command `words` (whose program is `name`) runs besides itself."""
     handler = _HANDLERS.get(name)
-    return handler(words) if handler is not None else Inner()
+    if handler is not None:
+        return handler(words)
+    runner = COMMAND_RUNNERS.get(name)
+    return _runner(name, runner, words) if runner is not None else Inner()
+
+
+def _runner(name: str, runner: CommandRunner, words: list[Word]) -> Inner:
+    """A program an option tells to run something (`split --filter`, `tar --to-command`, `ssh -o ProxyCommand`):
+    shell text is checked like the line, a program as a command, and anything else is hidden."""
+    inner = Inner(hidden=[f"`{name}` runs commands no rule can check: {runner.always}"] if runner.always else [])
+    for call in calls(runner, words):
+        if call.option.runs == "shell" and call.value is not None:
+            inner.scripts.append(call.value)
+        elif call.option.runs == "program" and call.value is not None:
+            inner.commands.append([call.value])
+        else:
+            inner.hidden.append(f"`{name} {call.shown}` makes it run code or commands of its choosing, which the "
+                                "rules cannot check")
+    return inner
 
 
 # ---------------------------------------------------------------------------------------------- wrappers
 
-@dataclass(frozen=True)
-class _Prefix:
-    """A program that runs the command following its options (and `operands` words of its own)."""
-
-    spec: OptionSpec = field(default_factory=OptionSpec)
-    operands: int = 0
-    assignments: bool = False
-    """`NAME=value` words may come before the command (sudo, env)."""
-    no_command: frozenset[str] = frozenset()
-    """Options after which nothing is run (`command -v`, `taskset -p`)."""
-
-    def __call__(self, words: list[Word]) -> Inner:
-        name = words[0].shown.rsplit("/", 1)[-1]
-        found = scan(words, 1, self.spec)
-        if found is None:
-            return Inner(unknown=[f"an option of `{name}` is only known when the line runs, so the command it "
-                                  "runs cannot be made out"])
-        if self.no_command and found.has(*self.no_command):
-            return Inner()
-        return _command_at(name, words, found.operand + self.operands, self.assignments)
-
-
-def _command_at(name: str, words: list[Word], index: int, assignments: bool = False) -> Inner:
-    while assignments and index < len(words) and _is_assignment(words[index]):
-        index += 1
-    if index >= len(words):
-        return Inner()
-    if words[index].value is None and index > 0 and words[index].text.startswith("-"):
-        return Inner(unknown=[f"cannot tell what `{name}` runs"])
-    return Inner(commands=[words[index:]])
-
-
-def _is_assignment(word: Word) -> bool:
-    """`NAME=value` before the command of `env` or `sudo`: any word with `=` that is not an option (env
-    takes `BASH_FUNC_ls%%=() {...}` too, which bash imports as a function)."""
-    text = word.value if word.value is not None else word.text
-    head, eq, _ = text.partition("=")
-    return bool(eq) and bool(head) and not head.startswith("-")
-
-
-def assignments_of(words: list[Word], start: int = 1) -> list[tuple[str, Word]]:
-    """The `NAME=value` words a wrapper (env, sudo) passes to the command's environment."""
-    out = []
-    for word in words[start:]:
-        if _is_assignment(word):
-            text = word.value if word.value is not None else word.text
-            out.append((text.split("=", 1)[0], word))
-    return out
-
-
 def _env(words: list[Word]) -> Inner:
-    spec = OptionSpec(values="uCSa", long_values=frozenset({"--unset", "--chdir", "--split-string", "--argv0"}))
+    spec = options_of("env")
     i = 1
     inner = Inner()
     while True:
         found = scan(words, i, spec)
         if found is None:
             return Inner(unknown=["an option of `env` is only known when the line runs"])
+        doubted("env", words, found, inner)
         split = found.value("-S", "--split-string")
         if split is None:
             break
-        if split.value is None or "$" in split.value:
-            return Inner(hidden=["`env -S` splits text only known when the line runs into a command"])
         try:
-            pieces = shlex.split(split.value)
-        except ValueError:
-            return Inner(unknown=["`env -S` text could not be split"])
+            pieces = split_string(split.value) if split.value is not None else None
+        except SplitError as error:
+            return Inner(unknown=[f"{error}, so what it runs cannot be made out"])
+        if pieces is None:
+            return Inner(hidden=["`env -S` splits text only known when the line runs into a command"])
         # `env -S 'A=1 rm -f' x` is `env A=1 rm -f x`: the split words take the place of the option.
         words = [words[0], *(literal(p) for p in pieces), *words[found.operand:]]
         i = 1
     index = found.operand
-    while index < len(words) and _is_assignment(words[index]):
+    if index < len(words) and words[index].value == "-":  # `env -` is `env -i`
+        index += 1
+    while index < len(words) and is_assignment(words[index]):
         index += 1
     if index < len(words):
         inner.commands.append(words[index:])
@@ -130,19 +98,18 @@ def _env(words: list[Word]) -> Inner:
 
 
 def _xargs(words: list[Word]) -> Inner:
-    spec = OptionSpec(values="InLPsdEa", attached="ie", digits="l",
-                      long_values=frozenset({"--arg-file", "--delimiter", "--max-args", "--max-procs",
-                                             "--max-chars", "--process-slot-var"}))
-    found = scan(words, 1, spec)
+    found = scan(words, 1, options_of("xargs"))
     if found is None:
         return Inner(unknown=["an option of `xargs` is only known when the line runs"])
     command = words[found.operand:] or [literal("echo")]
     if not found.has("-I", "-i", "--replace"):
-        return Inner(commands=[[*command, INPUT]])  # it appends the words it reads to the command
+        # it appends the words it reads to the command
+        return doubted("xargs", words, found, Inner(commands=[[*command, INPUT]]))
     replace = found.value("-I", "-i", "--replace")
     marker = replace.value if replace is not None and replace.value else "{}"
-    return Inner(commands=[_placeholders(command, marker)],
-                 hidden=["`xargs -I` puts text read when the line runs into the command it runs"])
+    return doubted("xargs", words, found, Inner(
+        commands=[_placeholders(command, marker)],
+        hidden=["`xargs -I` puts text read when the line runs into the command it runs"]))
 
 
 def _placeholders(words: list[Word], marker: str) -> list[Word]:
@@ -151,39 +118,34 @@ def _placeholders(words: list[Word], marker: str) -> list[Word]:
 
 
 def _flock(words: list[Word]) -> Inner:
-    spec = OptionSpec(values="wEc", long_values=frozenset({"--timeout", "--wait", "--conflict-exit-code",
-                                                           "--command"}))
+    spec = options_of("flock")
     found = scan(words, 1, spec)
     if found is None:
         return Inner(unknown=["an option of `flock` is only known when the line runs"])
     script = found.value("-c", "--command")
     if script is not None:
-        return Inner(scripts=[script])
+        return doubted("flock", words, found, Inner(scripts=[script]))
     after = scan(words, found.operand + 1, spec)  # `flock FILE -c 'cmd'`
     if after is not None and (script := after.value("-c", "--command")) is not None:
-        return Inner(scripts=[script])
-    return _command_at("flock", words, found.operand + 1)
+        return doubted("flock", words, after, doubted("flock", words, found, Inner(scripts=[script])))
+    return doubted("flock", words, found, command_at("flock", words, found.operand + 1))
 
 
 def _script(words: list[Word]) -> Inner:
-    spec = OptionSpec(values="cEmoTIOB", attached="t",
-                      long_values=frozenset({"--command", "--echo", "--logging-format", "--output-limit",
-                                             "--log-timing", "--log-in", "--log-out", "--log-io"}))
-    found = scan(words, 1, spec)
+    found = scan(words, 1, options_of("script"))
     if found is None:
         return Inner(unknown=["an option of `script` is only known when the line runs"])
     command = found.value("-c", "--command")
     if command is None:
         return Inner(hidden=["`script` without -c runs a shell reading commands from its input"])
-    return Inner(scripts=[command])
+    return doubted("script", words, found, Inner(scripts=[command]))
 
 
 def _strace(words: list[Word]) -> Inner:
-    spec = OptionSpec(values="eopsuEabIOPSXU", long_values=frozenset({"--output", "--attach", "--user"}))
-    found = scan(words, 1, spec)
+    found = scan(words, 1, options_of("strace"))
     if found is None:
         return Inner(unknown=["an option of `strace` is only known when the line runs"])
-    inner = _command_at("strace", words, found.operand)
+    inner = doubted("strace", words, found, command_at("strace", words, found.operand), options_of("strace"))
     output = found.value("-o", "--output")
     if output is not None and (output.value is None or output.value[:1] in ("|", "!")):
         inner.hidden.append("`strace -o |cmd` pipes its output to a command")
@@ -191,9 +153,8 @@ def _strace(words: list[Word]) -> Inner:
 
 
 def _su(words: list[Word]) -> Inner:
-    spec = OptionSpec(values="csgGwu", long_values=frozenset({"--command", "--session-command", "--shell",
-                                                             "--group", "--supp-group",
-                                                             "--whitelist-environment", "--user"}))
+    name = words[0].shown.rsplit("/", 1)[-1]
+    spec = options_of("runuser" if name == "runuser" else "su")
     inner = Inner()
     i = 1
     commands = []
@@ -202,10 +163,11 @@ def _su(words: list[Word]) -> Inner:
         found = scan(words, i, spec)
         if found is None:
             return Inner(unknown=["an option of `su` is only known when the line runs"])
+        doubted(name, words, found, inner)
         commands += [o.value for o in found.options if o.name in ("-c", "--command", "--session-command")]
         shell = found.value("-s", "--shell") or shell
-        if words[0].shown.endswith("runuser") and found.value("-u", "--user") is not None:
-            return _command_at("runuser", words, found.operand)
+        if name == "runuser" and found.value("-u", "--user") is not None:
+            return doubted(name, words, found, command_at("runuser", words, found.operand))
         i = found.operand + 1
     if shell is not None and (shell.value is None or shell.value.rsplit("/", 1)[-1] not in SHELLS):
         inner.unknown.append("`su -s` runs a program of its choosing as the shell")
@@ -240,7 +202,7 @@ def _coproc(words: list[Word]) -> Inner:
         i = 3
     elif len(words) > 1 and words[1].value in ("{", "("):
         i = 2
-    return _command_at("coproc", words, i)
+    return command_at("coproc", words, i)
 
 
 def _mapfile(words: list[Word]) -> Inner:
@@ -263,28 +225,27 @@ def _alias(words: list[Word]) -> Inner:
 
 
 def _builtin(words: list[Word]) -> Inner:
-    return _command_at("builtin", words, 1)
+    return command_at("builtin", words, 1)
 
 
 def _busybox(words: list[Word]) -> Inner:
     if len(words) > 1 and (words[1].value or "").startswith("-"):
         return Inner()
-    return _command_at("busybox", words, 1)
+    return command_at("busybox", words, 1)
 
 
 def _watch(words: list[Word]) -> Inner:
-    spec = OptionSpec(values="nq", attached="d", long_values=frozenset({"--interval"}))
-    found = scan(words, 1, spec)
+    found = scan(words, 1, options_of("watch"))
     if found is None:
         return Inner(unknown=["an option of `watch` is only known when the line runs"])
     rest = words[found.operand:]
     if not rest:
         return Inner()
     if found.has("-x", "--exec"):
-        return Inner(commands=[rest])
+        return doubted("watch", words, found, Inner(commands=[rest]))
     if any(w.value is None for w in rest):
         return Inner(hidden=["`watch` runs text only known when the line runs"])
-    return Inner(scripts=[literal(" ".join(w.value or "" for w in rest))])
+    return doubted("watch", words, found, Inner(scripts=[literal(" ".join(w.value or "" for w in rest))]))
 
 
 def _sg(words: list[Word]) -> Inner:
@@ -295,21 +256,21 @@ def _sg(words: list[Word]) -> Inner:
 
 
 def _chroot(words: list[Word]) -> Inner:
-    found = scan(words, 1, OptionSpec())
+    found = scan(words, 1, options_of("chroot"))
     if found is None:
         return Inner(unknown=["an option of `chroot` is only known when the line runs"])
     if found.operand + 1 >= len(words):
         return Inner(hidden=["`chroot` without a command runs a shell reading commands from its input"])
-    return _command_at("chroot", words, found.operand + 1)
+    return doubted("chroot", words, found, command_at("chroot", words, found.operand + 1), options_of("chroot"), 1)
 
 
 def _unshare(words: list[Word]) -> Inner:
-    found = scan(words, 1, OptionSpec(values="SGRw"))
+    found = scan(words, 1, options_of("unshare"))
     if found is None:
         return Inner(unknown=["an option of `unshare` is only known when the line runs"])
     if found.operand >= len(words):
         return Inner(hidden=["`unshare` without a command runs a shell reading commands from its input"])
-    return _command_at("unshare", words, found.operand)
+    return doubted("unshare", words, found, command_at("unshare", words, found.operand), options_of("unshare"))
 
 
 def _find(words: list[Word]) -> Inner:
@@ -326,25 +287,6 @@ def _find(words: list[Word]) -> Inner:
             i = j
         i += 1
     return inner
-
-
-def _rg(words: list[Word]) -> Inner:
-    """`rg --pre CMD` runs CMD on every file it searches."""
-    for i, word in enumerate(words):
-        value = word.value
-        if value is None:
-            continue
-        if value == "--pre" and i + 1 < len(words):
-            return _pre(words[i + 1])
-        if value.startswith("--pre="):
-            return _pre(literal(value[len("--pre="):]))
-    return Inner()
-
-
-def _pre(command: Word) -> Inner:
-    if command.value is None:
-        return Inner(unknown=["`rg --pre` runs a program only known when the line runs"])
-    return Inner(commands=[[command]])
 
 
 def _shell(words: list[Word]) -> Inner:
@@ -382,41 +324,35 @@ def _source(words: list[Word]) -> Inner:
 
 
 _HANDLERS: dict[str, Callable[[list[Word]], Inner]] = {
-    "sudo": _Prefix(OptionSpec(values="ugCDpUrtRTh", long_values=frozenset(
-        {"--user", "--group", "--close-from", "--chdir", "--prompt", "--other-user", "--role", "--type",
-         "--chroot", "--command-timeout", "--host"})), assignments=True, no_command=frozenset({"-l", "-v", "-k",
-                                                                                              "-K", "-V"})),
-    "doas": _Prefix(OptionSpec(values="uC")),
+    "sudo": Prefix(options_of("sudo"), assignments=True, no_command=frozenset(
+        {"-l", "-v", "-k", "-K", "-V", "--list", "--validate", "--reset-timestamp", "--remove-timestamp",
+         "--version", "--help"})),
+    "doas": Prefix(OptionSpec(values="uC")),
     "env": _env,
-    "nice": _Prefix(OptionSpec(values="n", long_values=frozenset({"--adjustment"}), dash_number=True)),
-    "nohup": _Prefix(),
-    "setsid": _Prefix(),
-    "stdbuf": _Prefix(OptionSpec(values="ioe", long_values=frozenset({"--input", "--output", "--error"}))),
-    "ionice": _Prefix(OptionSpec(values="cnpPu", long_values=frozenset({"--class", "--classdata", "--pid",
-                                                                       "--pgid", "--uid"})),
-                      no_command=frozenset({"-p", "-P", "-u", "--pid", "--pgid", "--uid"})),
-    "chrt": _Prefix(OptionSpec(values="T", long_values=frozenset({"--sched-runtime", "--sched-deadline",
-                                                                  "--sched-period"})),
-                    operands=1, no_command=frozenset({"-p", "--pid"})),
-    "taskset": _Prefix(operands=1, no_command=frozenset({"-p", "--pid"})),
-    "timeout": _Prefix(OptionSpec(values="sk", long_values=frozenset({"--signal", "--kill-after"})),
-                       operands=1),
-    "time": _Prefix(OptionSpec(values="fo", long_values=frozenset({"--format", "--output"}))),
-    "exec": _Prefix(OptionSpec(values="a")),
-    "command": _Prefix(no_command=frozenset({"-v", "-V"})),
+    "nice": Prefix(options_of("nice")),
+    "nohup": Prefix(options_of("nohup")),
+    "setsid": Prefix(options_of("setsid")),
+    "stdbuf": Prefix(options_of("stdbuf")),
+    "ionice": Prefix(options_of("ionice"), no_command=frozenset({"-p", "-P", "-u", "--pid", "--pgid", "--uid"})),
+    "chrt": Prefix(options_of("chrt"), operands=1, no_command=frozenset({"-p", "--pid", "-m", "--max"})),
+    "taskset": Prefix(options_of("taskset"), operands=1, no_command=frozenset({"-p", "--pid"})),
+    "timeout": Prefix(options_of("timeout"), operands=1),
+    "time": Prefix(OptionSpec(values="fo", long_values=frozenset({"--format", "--output"}))),
+    "exec": Prefix(OptionSpec(values="a")),
+    "command": Prefix(no_command=frozenset({"-v", "-V"})),
     "builtin": _builtin,
     "mapfile": _mapfile,
     "alias": _alias,
     "readarray": _mapfile,
     "coproc": _coproc,
-    "unbuffer": _Prefix(),
-    "catchsegv": _Prefix(),
-    "fakeroot": _Prefix(OptionSpec(values="lsi", long_values=frozenset({"--lib", "--faked"}))),
-    "xvfb-run": _Prefix(OptionSpec(values="nsfep", long_values=frozenset({"--server-num", "--server-args",
+    "unbuffer": Prefix(),
+    "catchsegv": Prefix(),
+    "fakeroot": Prefix(OptionSpec(values="lsi", long_values=frozenset({"--lib", "--faked"}))),
+    "xvfb-run": Prefix(OptionSpec(values="nsfep", long_values=frozenset({"--server-num", "--server-args",
                                                                           "--auth-file", "--error-file"}))),
-    "dbus-run-session": _Prefix(),
-    "valgrind": _Prefix(),
-    "ltrace": _Prefix(OptionSpec(values="eopsuAaDn", long_values=frozenset({"--output"}))),
+    "dbus-run-session": Prefix(),
+    "valgrind": Prefix(),
+    "ltrace": Prefix(OptionSpec(values="eopsuAaDn", long_values=frozenset({"--output"}))),
     "busybox": _busybox,
     "toybox": _busybox,
     "xargs": _xargs,
@@ -431,9 +367,12 @@ _HANDLERS: dict[str, Callable[[list[Word]], Inner]] = {
     "chroot": _chroot,
     "unshare": _unshare,
     "find": _find,
-    "rg": _rg,
     "eval": _eval,
     "source": _source,
     ".": _source,
     **{shell: _shell for shell in SHELLS | OTHER_SHELLS},
+    **LAUNCHERS,
 }
+
+UNWRAPPED = frozenset(_HANDLERS)
+"""Programs whose inner command `unwrap` reads from their own options and words."""

@@ -23,7 +23,7 @@ RULES = from_config({"bash": {"*": "allow", "rm *": "deny", "git push*": "deny"}
     "sh -c 'sh -c \"rm x\"'", "eval 'rm x'", "eval rm x", "builtin eval 'rm x'", "exec bash -c 'rm x'",
     "git -C . push", "git -c a.b=c --no-pager -P --git-dir=.git --work-tree . push", "/usr/bin/git push",
     "git bisect run rm x", "git rebase --exec 'rm x' main", "git submodule foreach 'rm x'",
-    "git filter-branch --tree-filter 'rm x' HEAD",
+    "git filter-branch --tree-filter 'rm x' HEAD", "env - rm x", "chrt -D 5 0 rm x",
 ])
 def test_a_wrapped_denied_command_is_denied(line):
     patterns = parse_command(line).patterns
@@ -53,3 +53,37 @@ def test_a_command_the_wrapper_takes_from_what_only_the_run_knows_is_unknown(lin
                                   "echo x | xargs -I{} rm {}"])
 def test_a_shell_given_text_no_rule_sees_is_hidden(line):
     assert parse_command(line).hidden
+
+
+@pytest.mark.parametrize("line", [
+    "timeout --sig KILL 5 rm x", "timeout --sig=KILL 5 rm x", "timeout --k 1 5 rm x", "nice --adj 5 rm x",
+    "env --uns HOME rm x", "env --ch . rm x", "env --split 'rm x'", "env --sp='rm x'", "env -S 'rm\\_x'",
+    "env -vS 'rm x'", "env -S 'rm \"x\"\\c rest'", "xargs --arg l.txt rm", "xargs --max-a 1 rm", "xargs --max-l rm",
+    "flock --time 1 lk rm x", "flock --wa 1 lk rm x", "stdbuf --out 0 rm x", "stdbuf --in 0 --err 0 rm x",
+    "setsid --w rm x", "taskset --cpu 0 rm x", "chrt --ot 0 rm x", "ionice --classd 7 rm x", "unshare --fo rm x",
+    "script -q --comm 'rm x' /dev/null", "strace --summary-o rm x",
+    "sudo --us root rm x", "su --comm 'rm x'", "watch --ex rm x",
+])
+def test_a_wrapper_given_abbreviated_options_still_hands_its_command_to_the_rules(line):
+    patterns = parse_command(line).patterns
+    assert "deny" in [evaluate("bash", p, RULES).action for p in patterns], patterns
+
+
+@pytest.mark.parametrize("line", ["timeout --frobnicate x 5 rm y", "nice -z 5 rm y", "stdbuf --x 0 rm y",
+                                  "strace --out /dev/null rm y", "unshare --frob x rm y"])
+def test_an_option_a_wrappers_table_does_not_know_makes_its_command_unknown(line):
+    """It may take the next word as its value: the word after it is not trusted to be the command, and what
+    would run if it were a value is checked too."""
+    parsed = parse_command(line)
+    assert any("not an option of" in reason for reason in parsed.unknown), parsed.unknown
+    assert "deny" in [evaluate("bash", p, RULES).action for p in parsed.patterns]
+
+
+@pytest.mark.parametrize("line", ["env -S 'rm \\q'", "env -S '\"open'", "env -S '$HOME rm x'", "env --i x rm y",
+                                  "xargs --frob rm", "flock --frob x rm y"])
+def test_env_text_env_would_refuse_is_unknown_not_guessed(line):
+    assert parse_command(line).unknown
+
+
+def test_env_text_with_a_variable_is_hidden():
+    assert parse_command("env -S '${CMD} x'").hidden
