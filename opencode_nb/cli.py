@@ -34,6 +34,11 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--notebook", nargs="?", const="", metavar="PATH",
                       help="execute the quickstart notebook headless and write quickstart.executed.ipynb in the "
                            "current directory (or PATH, written beside it)")
+    config = sub.add_parser("config", help="show, apply or keep out a configuration change that agents may have "
+                                           "made and that loosens what they may do")
+    config.add_argument("action", nargs="?", choices=("status", "accept", "keep"), default="status",
+                        help="status (default): say what waits and why; accept: apply the files as they are now; "
+                             "keep: go on with the configuration confirmed before, without asking again")
     sessions = sub.add_parser("sessions", help="list the sessions of the project directory")
     sessions.add_argument("--limit", type=int, default=20)
     show = sub.add_parser("show", help="print the transcript of a session")
@@ -67,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .config import ConfigWarning
 
         warnings.simplefilter("ignore", ConfigWarning)  # printed below, once each, as plain lines
+        if args.command == "config":
+            return config_command(Path(args.directory), args.action)
         with Workspace(Path(args.directory)) as ws:
             for warning in ws.warnings:
                 print(f"warning: {warning}", file=sys.stderr)
@@ -86,6 +93,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OpencodeNbError as exc:
         print(f"opencode-nb: {exc}", file=sys.stderr)
         return 2
+    return 0
+
+
+def config_command(directory: Path, action: str) -> int:
+    """`opencode-nb config [status|accept|keep]`: the person's answer to a held configuration change; `status`
+    also says which OS sandbox shell commands run in."""
+    with Workspace(directory) as ws:
+        if action == "status":
+            from .tool.support.sandbox_status import sandbox_status
+
+            print("OS sandbox of shell commands: " + sandbox_status(ws.sandbox.mode, ws.sandbox.binary).line)
+        held = ws.config_held
+        if held is None:
+            print("The configuration files are in force as they are; no change waits for confirmation.")
+            return 0
+        if action == "accept":
+            ws.accept_config()
+            print("Applied: the configuration files as they are now are in force from the next run.\n"
+                  + "\n".join(f"  {item}" for item in held.loosenings))
+        elif action == "keep":
+            ws.config_guard.keep(held.digest)
+            print("Kept the configuration confirmed before; this change is not applied and not asked about again "
+                  "(a later change of the files is).")
+        else:
+            print(held.message())
     return 0
 
 

@@ -27,7 +27,9 @@ from . import secrets
 from .agent import AgentRegistry
 from .bus import Bus
 from .command import CommandRunner
-from .config import LoadedConfig, load_config
+from .config import ConfigWarning, LoadedConfig
+from .config.guard import Held, settle_config
+from .config.loosen import Effective
 from .errors import NotFoundError
 from .permission import PermissionAsked, PermissionReplied, PermissionRequest, PermissionService, Reply
 from .permission.unattended import decide, policy_from_env
@@ -44,6 +46,7 @@ from .tool.base import OUTPUT_FOLDER
 from .tool.context import KernelBridge, NotebookAccess
 from .tool.registry import ToolRegistry, default_registry
 from .tool.support.ossandbox import BWRAP_ENV, ShellSandbox
+from .tool.support.protected import Protected
 
 OnAsk = Callable[[PermissionRequest], Reply | Awaitable[Reply]]
 """A script's own answer to a permission ask: "once", "always" or "reject"."""
@@ -76,6 +79,8 @@ class Workspace:
         on_ask: answers permission asks for a script (sync or async); without it, and with nobody subscribed
             to `permission.asked`, asks are decided by the unattended policy.
         on_question: answers the agents' questions for a script, likewise.
+        accept_config: apply a configuration change that agents may have made and that loosens what they may
+            do (`config_held` says what); by default it waits for the person and the previous one is used.
     """
 
     def __init__(
@@ -87,10 +92,23 @@ class Workspace:
         env: Mapping[str, str] | None = None,
         on_ask: OnAsk | None = None,
         on_question: OnQuestion | None = None,
+        accept_config: bool = False,
     ) -> None:
         self.directory = Path(directory).expanduser().resolve()
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
-        self.loaded: LoadedConfig = load_config(self.directory, config, env=self.env)
+        self.data_dir = Path(data_dir).expanduser() if data_dir else default_data_dir(self.env)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        settled = settle_config(self.directory, config, env=self.env, data_dir=self.data_dir,
+                                rules_of=lambda loaded: _effective_rules(loaded, self.data_dir), accept=accept_config)
+        self.loaded: LoadedConfig = settled.loaded
+        self.config_held: Held | None = settled.held
+        """A change of the configuration files, made while agents ran, that loosens what they may do: not applied
+        (`loaded` is the configuration confirmed before) until the person accepts it; None when nothing waits."""
+        self.config_guard = settled.guard
+        if self.config_held is not None and not self.config_held.kept:
+            import warnings
+
+            warnings.warn(self.config_held.message(), ConfigWarning, stacklevel=2)
         self.config = self.loaded.config
         self.secrets = secrets.secret_set(
             self.env, names=self.config.secrets.env,
@@ -98,8 +116,9 @@ class Workspace:
         """What this workspace makes secret: kept from tools' processes and redacted wherever text is shown or
         stored, in the whole process while the workspace is open (see `secrets`)."""
         self._forget_secrets = secrets.register(self.secrets)
-        self.data_dir = Path(data_dir).expanduser() if data_dir else default_data_dir(self.env)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.secret_files = secrets.SecretFiles(self.loaded.root, (self.directory,))
+        """The project's `.env`, key and password files, whose values are redacted too; re-read when they change."""
+        self._forget_secret_files = secrets.register(self.secret_files)
         self.unattended_policy = policy_from_env(self.env)
         """How asks nobody answers are decided (`OPENCODE_NB_PERMISSION`): deny, allow or allow-readonly."""
 
@@ -118,7 +137,8 @@ class Workspace:
         self.providers = ProviderRegistry(self.config, self.env, base_dir=self.root)
         self.tools: ToolRegistry = default_registry()
         self.sandbox = ShellSandbox(self.config.sandbox, binary=self.env.get(BWRAP_ENV), writable=[
-            self.root, self.data_dir / OUTPUT_FOLDER, Path(tempfile.gettempdir()) / "opencode_nb"])
+            self.root, self.data_dir / OUTPUT_FOLDER, Path(tempfile.gettempdir()) / "opencode_nb"],
+            protected=Protected(self.root, self.directory, self.loaded.global_dir))
         """The OS sandbox of shell commands: what they may write, and whether one exists here (`sandbox`)."""
         self.deps = LoopDeps(
             sessions=self.sessions, agents=self.agents, providers=self.providers, tools=self.tools,
@@ -149,7 +169,7 @@ class Workspace:
             The answer: `.text`, `.parts`, `.message`, `.tokens` and `.cost` of the run, `.error` if it ended
             badly, and `.unattended`, the asks the unattended policy decided.
         """
-        with _UnattendedLog(self, session_id) as decisions:
+        with self.config_guard.running(session_id), _UnattendedLog(self, session_id) as decisions:
             exchange = await self.loop.exchange(session_id, text, agent=agent, model=model, parts=parts or (),
                                                 **options)
         return PromptResult.of_run(session_id, exchange.final, exchange.answers, decisions)
@@ -158,7 +178,16 @@ class Workspace:
         self, session_id: str, name: str, arguments: str = "", agent: str | None = None, model: str | None = None
     ) -> AssistantMessage | str | None:
         """Run the slash command `/name arguments`; `/help` and `/agents` return text without a model call."""
-        return await self.commands.run(session_id, name, arguments, agent=agent, model=model)
+        with self.config_guard.running(session_id):
+            return await self.commands.run(session_id, name, arguments, agent=agent, model=model)
+
+    def accept_config(self) -> None:
+        """Confirm the held configuration change (`config_held`): workspaces built after this apply it.
+
+        Raises:
+            OpencodeNbError: the files changed again since this workspace read them; nothing was confirmed.
+        """
+        self.config_guard.accept(self.config_held.digest if self.config_held is not None else None)
 
     def abort(self, session_id: str) -> bool:
         """Stop the session's run; what was produced so far stays. Returns whether anything was running."""
@@ -207,7 +236,8 @@ class Workspace:
 
     @property
     def warnings(self) -> list[str]:
-        return [*self.loaded.warnings, *self.agents.warnings]
+        held = [self.config_held.message()] if self.config_held is not None and not self.config_held.kept else []
+        return [*self.loaded.warnings, *self.agents.warnings, *held]
 
     @property
     def store_path(self) -> Path:
@@ -221,6 +251,7 @@ class Workspace:
         self.questions.close()
         self.sessions.close()
         self._forget_secrets()
+        self._forget_secret_files()
 
     async def aclose(self) -> None:
         """Stop running sessions and background work, then close."""
@@ -296,3 +327,10 @@ class _UnattendedLog:
             return self.ws.sessions.root_of(session_id) == self.root
         except NotFoundError:
             return False
+
+
+def _effective_rules(loaded: LoadedConfig, data_dir: Path) -> Effective:
+    """Every agent's ruleset as a workspace on `loaded` would build it, for judging a configuration change."""
+    registry = AgentRegistry(loaded.config, loaded.agents, data_dir=data_dir, tmp_dir=Path(tempfile.gettempdir()),
+                             where=loaded.where)
+    return {a.name: a.permission for a in registry.list(include_hidden=True)}, registry.default.name

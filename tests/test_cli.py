@@ -63,3 +63,13 @@ async def test_show_prints_a_sessions_transcript_and_can_write_it_as_html(tmp_pa
     missing = run("show", "ses_missing", cwd=tmp_path, env=env)
     assert missing.returncode == 2 and "ses_missing" in missing.stderr
     assert os.path.exists(tmp_path / "d")
+
+
+def test_config_status_names_the_sandbox_shell_commands_run_in(tmp_path):
+    env = {k: v for k, v in cli_env(tmp_path).items() if k != "OPENCODE_NB_BWRAP"}
+    working = run("config", cwd=tmp_path, env=env)
+    assert working.returncode == 0, working.stderr
+    assert working.stdout.startswith("OS sandbox of shell commands: bubblewrap: shell commands run confined")
+    missing = run("config", cwd=tmp_path, env={**env, "OPENCODE_NB_BWRAP": str(tmp_path / "no-bwrap")})
+    assert missing.stdout.startswith("OS sandbox of shell commands: none: commands run unconfined — install "
+                                     "bubblewrap")

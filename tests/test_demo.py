@@ -135,3 +135,17 @@ def test_demo_notebook_executes_the_quickstart_in_the_current_directory_and_clea
     assert "ocnb-todos" in html and "Run the self-check" in html
     assert "all checks passed" in html
     assert leftovers(tmp_path) == [], "the quickstart's project copy went with its kernel"
+
+
+def test_the_demo_names_the_sandbox_its_commands_run_in(tmp_path):
+    text = run_demo(tmp_path).stdout
+    assert "\nsandbox: bubblewrap: shell commands run confined (sandbox: auto; " in text
+    assert "without an OS sandbox" not in text
+
+
+def test_without_bubblewrap_the_demo_says_none_and_its_first_command_says_so_once(tmp_path):
+    text = run_demo(tmp_path, OPENCODE_NB_BWRAP=str(tmp_path / "no-bwrap")).stdout
+    assert "\nsandbox: none: commands run unconfined — install bubblewrap (`apt-get install bubblewrap`" in text
+    assert text.count("without an OS sandbox") == 1
+    assert re.search(r"\n  ✓ bash [^\n]*\n {6}! Shell commands run without an OS sandbox here: OPENCODE_NB_BWRAP "
+                     r"names \S+no-bwrap, which does not exist", text)

@@ -7,7 +7,8 @@ import pytest
 EXPECTED = {
     "opencode_nb": {"Workspace", "__version__", "load_ipython_extension", "unload_ipython_extension"},
     "opencode_nb.permission": {
-        "Action", "CorrectedError", "DeniedError", "Grant", "GrantStore", "PermissionAsked", "PermissionReplied",
+        "NAMED_ONLY", "Action", "CorrectedError", "DeniedError", "Grant", "GrantStore", "PermissionAsked",
+        "PermissionReplied",
         "PermissionRequest", "PermissionService", "RejectedError", "Reply", "Rule", "Ruleset", "RulesetField",
         "ToolRef", "disabled", "evaluate", "expand_home", "from_config", "merge", "wildcard_match",
     },

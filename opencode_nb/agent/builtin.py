@@ -8,6 +8,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from ..secrets import secret_file_rules
 from .info import Mode
 
 READ_ONLY_SHELL: dict[str, str] = {
@@ -44,16 +45,17 @@ def default_rules(data_dir: Path, tmp_dir: Path) -> dict[str, Any]:
         "question": "deny",
         "plan_enter": "deny",
         "plan_exit": "deny",
-        "read": {"*": "allow", "*.env": "ask", "*.env.*": "ask", "*.env.example": "allow"},
+        "read": secret_file_rules(),  # `.env`, keys, `.netrc`... ask; see secrets/files.py
         "python": {"live": "ask", "sandbox": "allow"},
         "notebook_read": "allow",
         "notebook_edit": "ask",
         "notebook_run": "ask",
         # A write under .git (a hook, core.fsmonitor in .git/config) runs code at the next git command, so
         # write and edit ask this on top of `edit`. Rules match by permission name, last match wins: an
-        # `edit: allow` from the config names `edit` only and never reaches it; a rule naming it
-        # (`git_internals: {".git/info/exclude": allow}`) or a global `"*"` rule does.
+        # `edit: allow` from the config names `edit` only and never reaches it, nor does a global `"*"` rule
+        # (permission.NAMED_ONLY): only a rule naming it (`git_internals: {".git/info/exclude": allow}`).
         "git_internals": "ask",
+        "agent_config": "ask",  # config, .opencode/, AGENTS.md, git hooks: named rules only (tool/support/protected.py)
         "network": "deny",  # sandboxed shell commands get a network only from rules naming it (ossandbox.py)
     }
 
@@ -108,6 +110,7 @@ def builtins(data_dir: Path, tmp_dir: Path) -> dict[str, Builtin]:
                 "*": "deny",
                 **{tool: "allow" for tool in ("read", "grep", "glob", "list", "bash", "webfetch", "variables",
                                                "notebook_read")},
+                "read": secret_file_rules(),
                 "external_directory": whitelist,
             },
         ),
@@ -118,6 +121,7 @@ def builtins(data_dir: Path, tmp_dir: Path) -> dict[str, Builtin]:
             {
                 "*": "deny",
                 **{tool: "allow" for tool in ("read", "glob", "grep", "list", "variables", "notebook_read")},
+                "read": secret_file_rules(),
                 "python": {"*": "deny", "sandbox": "allow"},
                 "external_directory": whitelist,
             },

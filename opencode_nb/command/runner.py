@@ -96,8 +96,8 @@ class CommandRunner:
                                         metadata={"command": command, "source": "command template"}, ruleset=rules,
                                         always_ask=not parsed.parsed)
         launch = await self._sandbox(session_id, agent, rules).prepare(
-            command, partial(self.deps.permissions.ask, session_id, agent, ruleset=rules),
-            always=parsed.always) if self.deps.sandbox else Launch()
+            command, partial(self.deps.permissions.ask, session_id, agent, ruleset=rules)) if self.deps.sandbox \
+            else Launch()
         run = ShellRun(command, cwd=self.deps.root, output_dir=self.deps.data_dir / OUTPUT_FOLDER,
                        confinement=launch.confinement)
         await run.wait(SHELL_TIMEOUT_S)

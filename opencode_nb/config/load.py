@@ -37,6 +37,7 @@ from .merge import merge, plain, substitute
 from .parse import read_config_file, read_definition
 from .paths import discover, expand_home, global_config_dir, project_root, resolve_instructions
 from .schema import AgentConfig, CommandConfig, Config
+from .snapshot import Snapshot
 from .validate import action_problems, drop_unknown, validation_problems
 from .yaml_lines import check_size
 
@@ -103,6 +104,7 @@ def load_config(
     overrides: Mapping[str, Any] | None = None,
     *,
     env: Mapping[str, str] | None = None,
+    files: Snapshot | None = None,
 ) -> LoadedConfig:
     """Read, merge and validate every configuration source for `directory`.
 
@@ -111,6 +113,9 @@ def load_config(
         overrides: merged last, over every file (`<workspace config>` in messages).
         env: the environment to read (`XDG_CONFIG_HOME`, `HOME`, `OPENCODE_NB_CONFIG`, `{env:...}`);
             defaults to `os.environ`.
+        files: the configuration files as they were at some earlier moment, read instead of the disk's
+            (the guard's confirmed configuration); the stamp is still the disk's, so `changed()` says
+            whether the disk moved on since.
 
     Raises:
         ConfigError: a file does not parse, or a value is invalid (names file, line, key and the fix).
@@ -125,7 +130,8 @@ def load_config(
     stamp = stamp_files(directory, root, global_dir, extra)  # before reading: an edit meanwhile shows as a change
     problems: list[ConfigError] = []
     layers = [Layer(data=plain(DEFAULTS), source=DEFAULTS_SOURCE),
-              *_file_layers(directory, root, global_dir, extra, problems)]
+              *(_file_layers(directory, root, global_dir, extra, problems) if files is None else
+                _snapshot_layers(files, problems))]
     if overrides:
         layers.append(Layer(data=plain(overrides), source=OVERRIDES_SOURCE, base_dir=directory))
 
@@ -198,6 +204,20 @@ def _file_layers(directory: Path, root: Path, global_dir: Path, extra: Path | No
                 layers.append(read_config_file(_small(extra)))
             except ConfigError as exc:
                 problems.append(exc)
+    return layers
+
+
+def _snapshot_layers(files: Snapshot, problems: list[ConfigError]) -> list[Layer]:
+    layers: list[Layer] = []
+    for copy in files.files:
+        path = Path(copy.path)
+        try:
+            if copy.text is None:
+                raise ConfigError(path, hint="was not UTF-8 text of at most 1 MiB when it was kept")
+            layers.append(read_config_file(path, copy.text) if copy.kind == "config" else
+                          read_definition(path, copy.kind, copy.name, copy.text))
+        except ConfigError as exc:
+            problems.append(exc)
     return layers
 
 

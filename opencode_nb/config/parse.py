@@ -15,17 +15,21 @@ from .markdown import read_markdown
 from .yaml_lines import parse_yaml
 
 
-def read_config_file(path: Path) -> Layer:
-    """`.json` files are JSON; anything else is YAML (which also reads most JSON)."""
-    text = read_text(path)
+def read_config_file(path: Path, text: str | None = None) -> Layer:
+    """`.json` files are JSON; anything else is YAML (which also reads most JSON).
+
+    Args:
+        text: the file's content as kept earlier (snapshot.py); read from disk when None.
+    """
+    text = read_text(path) if text is None else text
     parse = parse_json if path.suffix == ".json" else parse_yaml
     data, lines, notes = parse(text, path)
     return Layer(data=data, source=str(path), lines=lines, base_dir=path.parent, path=path, notes=notes)
 
 
-def read_definition(path: Path, kind: str, name: str) -> Layer:
+def read_definition(path: Path, kind: str, name: str, text: str | None = None) -> Layer:
     """A markdown agent (`kind="agent"`) or command (`kind="command"`) named `name`."""
-    return read_markdown(path, read_text(path), kind, name)
+    return read_markdown(path, read_text(path) if text is None else text, kind, name)
 
 
 def read_text(path: Path) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..permission.unattended import POLICY_ENV
 from ..provider.registry import OFFLINE_MODEL
+from ..tool.support.sandbox_status import sandbox_status
 from ..views.text import TextTranscript
 from .scratch import copy_sample, process_scratch
 from .script import DEMO_PROMPT, DemoModel
@@ -124,6 +125,7 @@ async def demo(model: str | None = None, *, keep: bool = False, out: TextIO | No
         session = ws.sessions.create(str(project), title="")
         say(f"opencode-nb demo — a copy of the sample project in {project}")
         say(f"model: {config['model']}" + (" (the offline demo model)" if model is None else ""))
+        say("sandbox: " + (await asyncio.to_thread(sandbox_status, ws.sandbox.mode, ws.sandbox.binary)).line)
         if attach is not None:
             say("asks: you answer each one here\n")
         elif ws.unattended_policy == "allow":

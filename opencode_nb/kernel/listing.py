@@ -129,6 +129,7 @@ def config(ws: Workspace, settings: list[tuple[str, Any, str]], notices: Sequenc
     """
     from ..config.explain import explain
     from ..session.model_choice import DEFAULT_MODEL
+    from ..tool.support.sandbox_status import sandbox_status
 
     fallbacks = {
         "model": (DEFAULT_MODEL, "used when no prompt, %config or agent chooses one"),
@@ -144,6 +145,7 @@ def config(ws: Workspace, settings: list[tuple[str, Any, str]], notices: Sequenc
     sources = [str(s) for s in ws.loaded.sources]
     lines.append("# files read: " + (", ".join(sources) if sources else "none (no opencode.yaml here or in "
                                                                           f"{ws.loaded.global_dir})"))
+    lines.append("# OS sandbox of shell commands: " + sandbox_status(ws.sandbox.mode, ws.sandbox.binary).line)
     lines.append("# this notebook (%config Agent.*):")
     lines += [f"#   Agent.{name} = {value!r}    ({source})" for name, value, source in settings]
     return text(secrets.redact("\n".join(lines)))  # a secret under a key that does not look like one

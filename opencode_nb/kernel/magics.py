@@ -42,6 +42,9 @@ file, {var} inserts a notebook variable ({{ and }} for literal braces).
 %agent stop              stop every running agent of this notebook
 %agent config            the configuration in force, defaults included, secrets masked, and where each
                          value came from (default, file:line, $VARIABLE, %config)
+%agent config accept|keep
+                         apply a configuration change that agents may have made and that loosens what they
+                         may do, or keep the configuration confirmed before (the change's prompt says what)
 %agent undo [RUN]        take back the latest turn: the cells it inserted, edited or deleted and the names its
                          live python bound (cells you changed since are left alone); RUN: one python run
 %agent plan [list]       this project's plans (.opencode/plans/) and how far each has got
@@ -70,7 +73,7 @@ is present, e.g. under nbclient)."""
 
 SUBCOMMANDS: dict[str, tuple[int, int]] = {
     "sessions": (0, 1), "resume": (1, 1), "show": (0, 1), "new": (0, 0), "agents": (0, 0), "models": (0, 0),
-    "permissions": (0, 0), "stop": (0, 0), "config": (0, 0), "reload": (0, 0), "help": (0, 0), "undo": (0, 1),
+    "permissions": (0, 0), "stop": (0, 0), "config": (0, 1), "reload": (0, 0), "help": (0, 0), "undo": (0, 1),
     "plan": (0, 4),
 }
 """Subcommand → (min, max) arguments. A line that does not fit is a prompt: `%agent stop the server`;
@@ -261,6 +264,9 @@ class AgentMagics(Magics):
         notes = self.watch.refresh()
         if notes:
             self.display(listing.text("\n".join(notes)))
+        held = self.watch.held_prompt()
+        if held is not None:
+            self.display(held)
 
     def request(self, options: str, prompt: str) -> dict[str, Any]:
         """The arguments of `NotebookAgent.prompt` for a cell's options and prompt, checked before anything runs."""
@@ -376,9 +382,14 @@ class AgentMagics(Magics):
         if command == "config":
             from .settings import explain_settings
 
+            if args:
+                return listing.text(self.watch.answer(args[0]))
             notices = [] if not self.watch.kept else [
                 "the files changed since and cannot be used: this is the configuration read before "
                 "(%agent reload says what is wrong)"]
+            if ws.config_held is not None:
+                notices.append("a change of the files loosens what agents may do and waits for you: it is not in "
+                               "force; %agent config accept applies it, %agent config keep keeps this one")
             return listing.config(ws, explain_settings(agent.settings), notices)
         if command == "plan":
             from . import plans

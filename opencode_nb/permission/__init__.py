@@ -14,10 +14,11 @@ from .rules import (
     from_config,
     merge,
 )
-from .service import GrantStore, PermissionService
+from .service import NAMED_ONLY, GrantStore, PermissionService
 from .wildcard import wildcard_match
 
 __all__ = [
+    "NAMED_ONLY",
     "Action",
     "CorrectedError",
     "DeniedError",

@@ -12,6 +12,11 @@ therefore takes the request out of the pending table under a lock, so a double c
 "Always" grants are scoped to the agent that asked and to the session tree it asked in: approving
 `npm test *` for the explore subagent grants nothing to build, and nothing outside that tree. They are
 kept on the root session through a `GrantStore`, so they survive a kernel restart.
+
+Some permissions guard what a catch-all must not reach (`NAMED_ONLY`): for them only the rules whose
+permission is exactly that name are checked, last match wins among them, nothing naming it means ask. A
+global `"*": allow` (or `"git_*": allow`) is the very configuration these asks hold against; "always"
+grants name their permission, so they count.
 """
 
 from __future__ import annotations
@@ -37,6 +42,17 @@ Policy = Callable[[PermissionRequest], Action | None]
 """Decides for runs with nobody to ask: "allow", "deny", or None (or "ask") to ask a person after all."""
 
 REPLIES: tuple[Reply, ...] = ("once", "always", "reject")
+
+NAMED_ONLY = frozenset({"agent_config", "git_internals", "network"})
+"""Permissions decided only by rules that name them exactly: writes to the files that steer the agents or
+make git run code later. A rule for every permission does not count for them."""
+
+
+def deciding_rules(permission: str, rules: Ruleset) -> Ruleset:
+    """The rules that can decide `permission`: all of them, or for a `NAMED_ONLY` one those naming it."""
+    if permission not in NAMED_ONLY:
+        return rules
+    return Ruleset(r for r in rules if r.permission == permission)
 
 
 class GrantStore(Protocol):
@@ -102,7 +118,7 @@ class PermissionService:
             RejectedError: the person (or a timeout) refused.
         """
         patterns = list(patterns)
-        rules = as_ruleset(ruleset)
+        rules = deciding_rules(permission, as_ruleset(ruleset))
         root = self._root(session_id)
         granted = self._granted(root, agent)
         decisions = [evaluate(permission, p, rules, granted).action for p in patterns]

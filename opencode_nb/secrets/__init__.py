@@ -28,8 +28,14 @@ registers what its configuration makes secret (`register`); closing or collectin
 Every check uses the union: a value one workspace knows is hidden everywhere in the process, because
 hiding too much is the safe way to be wrong.
 
+Files that conventionally hold secrets (`.env`, `id_rsa`, `.netrc`, ...) are the other source of values:
+`files.py` says which names they have and the `read` rules every tool asks by; `file_values.py` reads their
+values, from the project's (a `SecretFiles` a workspace registers, checked again at every `refresh`) and from
+any such file a tool was allowed to read (`learn_file`). A value a variable also holds keeps the variable's
+name in its label.
+
 The package: this module holds the names and the registry; `redactor.py` the search every write goes through;
-`forms.py` the forms a value takes in text.
+`forms.py` the forms a value takes in text; `files.py` and `file_values.py` the secret files.
 """
 
 from __future__ import annotations
@@ -41,11 +47,15 @@ import re
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
+from .file_values import SecretFiles, read_values, values_in
+from .files import SECRET_FILES, is_secret_file, secret_file_rules
 from .redactor import MIN_LENGTH, Redactor, Stream, label
 
-__all__ = ["ENV_REFERENCE", "MIN_LENGTH", "Redactor", "SecretSet", "Stream", "active", "child_env", "label",
-           "looks_secret", "redact", "refresh", "register", "secret_set"]
+__all__ = ["ENV_REFERENCE", "MIN_LENGTH", "SECRET_FILES", "Redactor", "SecretFiles", "SecretSet", "Stream", "active",
+           "child_env", "is_secret_file", "label", "learn_file", "looks_secret", "redact", "refresh", "register",
+           "secret_file_rules", "secret_set", "values_in"]
 
 _SECRET_NAME = re.compile(r"(?:_API_KEY|_TOKEN)$|SECRET|PASSWORD", re.IGNORECASE)
 ENV_REFERENCE = re.compile(r"^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
@@ -115,9 +125,9 @@ _version = 0
 _cache: tuple[int, Redactor] | None = None
 
 
-def register(secrets: SecretSet) -> Callable[[], None]:
+def register(secrets: SecretSet | SecretFiles) -> Callable[[], None]:
     """Make `secrets` count everywhere in the process until the returned function is called (or `secrets`
-    is collected); also reads the process's environment for secret values."""
+    is collected); also reads the process's environment for secret values, and a `SecretFiles` its files."""
     global _version
     key = next(_tickets)
 
@@ -137,14 +147,44 @@ def register(secrets: SecretSet) -> Callable[[], None]:
     return forget
 
 
-def _sets() -> list[SecretSet]:
+def _sets() -> list[SecretSet | SecretFiles]:
     return [s for s in (ref() for ref in list(_registered.values())) if s is not None]
+
+
+_learned: dict[str, str] = {}
+"""Values of secret files tools read outside what a `SecretFiles` watches, kept for the process's life."""
+_checking = threading.Lock()
+"""One check of the files at a time: two would read the same changed file twice."""
+
+
+def learn_file(name: str, text: str | None = None, *, path: Path | None = None) -> None:
+    """Take the values of a secret file a tool reads (`name` as rules see it), before its output is shown:
+    from `text` when the tool holds it, else read from `path`."""
+    values = values_in(name, text) if text is not None else read_values(path, name) if path is not None else {}
+    found = {v: n for v, n in values.items() if v not in _learned}
+    if found:
+        _bump(lambda: _learned.update(found))
+
+
+def _bump(change: Callable[[], object]) -> None:
+    global _version
+    with _lock:
+        change()
+        _version += 1
+
+
+def _check_files() -> None:
+    """Re-read the watched secret files that changed (a few stats when none did)."""
+    with _checking:
+        if any([s.check() for s in _sets() if isinstance(s, SecretFiles)]):
+            _bump(lambda: None)
 
 
 def refresh(env: Mapping[str, str] | None = None) -> None:
     """Learn the secret values now in the process's environment (a key set in a cell after the workspace
-    was made); cheap enough to call once per run and per process started."""
+    was made) and in the watched secret files; cheap enough to call once per run and per process started."""
     global _version
+    _check_files()
     env = os.environ if env is None else env
     hidden = [pattern for s in _sets() for pattern in s.hidden]
     found = {value: name for name, value in list(env.items())
@@ -164,15 +204,25 @@ def active() -> Redactor:
     with _lock:
         version = _version
         values = dict(_seen)
-        for secrets in _sets():
-            values.update(secrets.values)
+        sets = _sets()
+        for secrets in sets:
+            if not isinstance(secrets, SecretFiles):
+                values.update(secrets.values)
+        # A file's value that a variable also holds is labelled by the variable, as it always was.
+        named = {value.lower() for value in values}
+        for source in [_learned, *(s.values for s in sets if isinstance(s, SecretFiles))]:
+            for value, name in source.items():
+                if value.lower() not in named:
+                    named.add(value.lower())
+                    values[value] = name
     redactor = Redactor(values)
     _cache = (version, redactor)
     return redactor
 
 
 def redact(text: str) -> str:
-    """`text` with every known secret value replaced by its label."""
+    """`text` with every known secret value replaced by its label; a watched file changed meanwhile counts."""
+    _check_files()
     return active().redact(text)
 
 

@@ -8,6 +8,10 @@ outside the workspace, or builds from what only the run will know, ask `external
 - a call running code no rule can see (`python -c`, `sh < x`, `source`, `(( y ))` on values that may hide
   a command) asks a person when the rules deny anything and allow the call only by their catch-all: a deny
   rule cannot hold inside code it cannot see. A rule naming the program (`python *: allow`) still allows it.
+A redirection into a file that steers the agents (config, `.opencode/`, `AGENTS.md`, git hooks and config)
+asks `agent_config`, and one into a file with other names (a hard link) asks `external_directory`. The OS
+sandbox is told which outside folders were allowed: where the rules do not allow outside reads, it shows
+the command only those (`support/readable.py`), and it keeps the protected files read-only.
 The command then runs as its own process group (`support/process.py`): a timeout or a Stop ends everything
 it started, and the model gets the output's tail (errors come last) and the path of the full text.
 """
@@ -15,9 +19,12 @@ it started, and the model gets the output's tail (errors come last) and the path
 from __future__ import annotations
 
 from functools import cache, partial
+from pathlib import Path
 
 from pydantic import BaseModel, Field, field_validator
 
+from .. import secrets
+from ..config.paths import global_config_dir
 from ..errors import DeniedError, PolicyRefusedError, ToolError
 from ..permission import evaluate
 from .base import OUTPUT_FOLDER, Tool, ToolContext, ToolResult, folder_pattern, workspace_root
@@ -25,12 +32,15 @@ from .support.access import GIT_PERMISSION, GIT_REASON, hooks_dirs, in_git_dir
 from .support.ossandbox import Launch
 from .support.parsed import Hidden, ParsedCommand
 from .support.process import ShellRun
+from .support.protected import AGENT_CONFIG, AGENT_CONFIG_REASON, Protected, undo_note
+from .support.readable import shown_outside
 from .support.shell import PROBE, command_patterns, parse_command
 from .support.shell_paths import PathCheck, check_paths
 
 __all__ = ["BashTool", "command_patterns"]
 
 GIT_WRITE = "the line writes git's own files (a hook, .git/config), which can make git run commands later"
+CONFIG_WRITE = "the line writes a file that steers the agents (configuration or instructions), read by every later run"
 
 MAX_COMMAND_BYTES = 128 * 1024 - 1
 """The longest single argument Linux passes to a program (MAX_ARG_STRLEN, 32 pages, with its NUL): the command
@@ -74,38 +84,60 @@ class BashTool(Tool[BashParams]):
         root = workspace_root(ctx)
         parsed = parse_command(command, cwd=root)
         # A line may write many paths: the project's git config is read once for them all, not once per path.
-        paths = check_paths(parsed, root, root, git_dir=partial(in_git_dir, hooks=cache(hooks_dirs)))
-        await _ask_paths(ctx, command, paths)
+        protected = Protected(root, ctx.directory, global_config_dir())
+        in_git = partial(in_git_dir, hooks=cache(hooks_dirs))
+        paths = check_paths(parsed, root, root, git_dir=lambda path, top: in_git(path, top) or protected.covers(path))
+        approved = await _ask_paths(ctx, command, paths, protected)
+        await _ask_secret_files(ctx, command, paths)
         # A hook or a config key written under .git runs the next time anyone runs git: code no rule sees.
-        hidden = [*parsed.hidden, *(Hidden(path, path, GIT_WRITE) for path in paths.git_internals)]
+        hidden = [*parsed.hidden, *(Hidden(path, path, GIT_WRITE if in_git(root / path, root) else CONFIG_WRITE)
+                                    for path in paths.git_internals)]
         await _ask_commands(ctx, command, parsed, hidden, params.description)
 
         timeout_s = params.timeout or DEFAULT_TIMEOUT_S
         title = params.description or command
         ctx.update(title, {"command": command, "description": params.description})
-        launch = (await ctx.sandbox.prepare(command, ctx.ask, always=parsed.always) if ctx.sandbox is not None
-                  else Launch())
+        shown = shown_outside(ctx.rules("external_directory"), approved) if ctx.rules is not None else None
+        launch = (await ctx.sandbox.prepare(command, ctx.ask, shown=shown)
+                  if ctx.sandbox is not None else Launch())
         run = ShellRun(command, cwd=ctx.directory, output_dir=ctx.data_dir / OUTPUT_FOLDER,
                        on_output=lambda tail: ctx.update(None, {"output": tail}), confinement=launch.confinement)
         await run.wait(timeout_s)
+        secrets.refresh()  # a `.env` the command wrote: its values are hidden before the output is stored
         return _result(run, title, timeout_s, launch)
 
 
-async def _ask_paths(ctx: ToolContext, command: str, paths: PathCheck) -> None:
-    if paths.git_internals:
-        await ctx.ask(GIT_PERMISSION, paths.git_internals, always=paths.git_internals,
-                      metadata={"command": command, "paths": paths.git_internals, "reason": GIT_REASON})
+async def _ask_paths(ctx: ToolContext, command: str, paths: PathCheck, protected: Protected) -> list[Path]:
+    """Ask what the line's paths need; returns the outside folders it was allowed."""
+    root = workspace_root(ctx)
+    git = [p for p in paths.git_internals if in_git_dir(root / p, root)]
+    if git:
+        await ctx.ask(GIT_PERMISSION, git, always=git,
+                      metadata={"command": command, "paths": git, "reason": GIT_REASON})
+    steering = [p for p in paths.git_internals if protected.covers(root / p) and p not in git]
+    if steering:
+        await ctx.ask(AGENT_CONFIG, steering, always=steering,
+                      metadata={"command": command, "paths": steering, "reason": AGENT_CONFIG_REASON})
+    linked = [str(p) for p in paths.linked]
+    if linked:
+        await ctx.ask("external_directory", linked, always=linked,
+                      metadata={"command": command, "paths": linked, "reason": "the line writes through files "
+                                "with other names (hard links), which may be outside the project"})
     folders: list[str] = []
+    allowed: list[Path] = []
     for path in paths.outside:
-        pattern = folder_pattern(path if path.is_dir() else path.parent)
+        folder = path if path.is_dir() else path.parent
+        pattern = folder_pattern(folder)
         if pattern not in folders:
             folders.append(pattern)
+            allowed.append(folder)
     if not folders and not paths.unknown:
-        return
+        return allowed
     metadata: dict[str, object] = {"command": command, "directories": [f[:-2] or "/" for f in folders]}
     if paths.unknown:
         metadata["unknown_paths"] = paths.unknown
     await ctx.ask("external_directory", [*folders, *paths.unknown], always=folders, metadata=metadata)
+    return allowed
 
 
 async def _ask_commands(ctx: ToolContext, command: str, parsed: ParsedCommand, hidden: list[Hidden],
@@ -185,9 +217,24 @@ def _result(run: ShellRun, title: str, timeout_s: float, launch: Launch) -> Tool
                  "were stopped. To leave one running, redirect its output to a file: `cmd > log.txt 2>&1 &`.)")
     if not run.timed_out:
         text += f"\n\n(exit code {run.exit_code})"
+    if run.undone:
+        text += undo_note(run.undone)
     text += launch.notes(text)
     metadata: dict[str, object] = {"command": run.command, "exit": run.exit_code, "timed_out": run.timed_out,
                                    "output": run.capture.preview(), "sandbox": launch.label, **extra}
+    if launch.note:
+        metadata["sandbox_note"] = launch.note  # once per session, on the card: see ShellSandbox.launch
     return ToolResult(title, text, metadata)
 
 
+async def _ask_secret_files(ctx: ToolContext, command: str, paths: PathCheck) -> None:
+    """Reading a file that holds secrets (`cat .env`, `< id_rsa`) asks `read` for it, as the read tool does; once
+    allowed, its values are learned first, so the output shows them redacted (see `secrets/file_values.py`)."""
+    if not paths.secret_files:
+        return
+    await ctx.ask("read", paths.secret_files, always=paths.secret_files,
+                  metadata={"command": command, "paths": paths.secret_files,
+                            "reason": "the line reads files that usually hold secrets"})
+    root = workspace_root(ctx)
+    for name in paths.secret_files:
+        secrets.learn_file(name, path=root / name)

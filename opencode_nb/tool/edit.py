@@ -14,7 +14,8 @@ A CRLF file is matched as if it had LF endings and keeps its CRLF endings.
 
 The file is opened once (`support/textfile.changing`): a path outside the project asks
 `external_directory` before the file is even opened, so no answer ("not found", "could not find
-old_string") says anything about it until that is allowed. A change under `.git` also asks `git_internals`.
+old_string") says anything about it until that is allowed. A change under `.git` also asks `git_internals`,
+one to a file that steers the agents `agent_config`, one through a hard link `external_directory`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, relative
-from .support.access import ask_git_internals
+from .support.access import ask_agent_config, ask_git_internals, ask_hard_link
 from .support.textfile import changing, diff_counts, read_text, require_file, unified_diff, write_text
 
 
@@ -61,6 +62,8 @@ class EditTool(Tool[EditParams]):
             diff = unified_diff(title, old, new)
             await ctx.ask("edit", [title], always=["*"], metadata={"path": str(path), "diff": diff})
             await ask_git_internals(ctx, path, title, diff)
+            await ask_agent_config(ctx, path, title, diff)
+            await ask_hard_link(ctx, opened, title)
             await write_text(opened, new, title)
         added, removed = diff_counts(diff)
         note = "" if how in ("exact", "created") else f" (old_string matched after ignoring {MATCHER_NOTES[how]})"

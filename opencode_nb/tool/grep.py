@@ -6,6 +6,14 @@ search over the same files gives the same answer, more slowly. Both skip binary 
 follows none unless told to; the fallback walks and opens through descriptors without following any, so
 nothing outside the project is searched by way of a link).
 
+Files that conventionally hold secrets (`.env`, `id_rsa`: `secrets/files.py`) are searched only where
+reading them is allowed: given as the path, such a file asks `read` first, as the read tool does; in a
+folder it is searched when the rules (or an earlier "always") already allow reading it, and otherwise left
+out and named in the result, whether or not it holds a match, so a refused file cannot be probed one
+pattern at a time. ripgrep is told which ones by a listing of the candidates made beside the search, and
+their lines are dropped from its answer. The values of a secret file whose lines are shown are learned as
+secrets first, so those lines reach the model redacted.
+
 The fallback matches with the `regex` package rather than `re` for one reason: its matching takes a
 timeout. A backtracking pattern (`(a+)+$` on a long line) cannot be interrupted in `re`, not even from
 another thread; with a timeout each file gets `FILE_BUDGET_S` and the search `SEARCH_BUDGET_S`, and what
@@ -15,6 +23,7 @@ was skipped is named. ripgrep's own engine never backtracks, so it needs no boun
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -26,7 +35,9 @@ from pathlib import Path, PurePosixPath
 import regex
 from pydantic import BaseModel, Field
 
+from .. import secrets
 from ..errors import ToolError
+from ..permission import evaluate
 from .base import Tool, ToolContext, ToolResult, inside, relative, workspace_root
 from .support.access import open_checked
 from .support.globpattern import glob_matcher
@@ -80,19 +91,66 @@ class GrepTool(Tool[GrepParams]):
             if opened.kind == "other":
                 raise ToolError(f"{relative(ctx, target)} is not a regular file (a device, FIFO or socket), so it is "
                                 "not searched.")
+            if opened.kind == "file" and secrets.is_secret_file(relative(ctx, target)):
+                title = relative(ctx, target)
+                await ctx.ask("read", [title], always=[title], metadata={"path": str(target)})
+            withheld = _Withheld(ctx)
             if compiled is None:
                 assert rg is not None
-                found = await search_checked(rg, params.pattern, opened, params.include)
+                found = await search_checked(rg, params.pattern, opened, params.include, withheld, included)
             else:
                 root = workspace_root(ctx)
                 top = target if opened.kind == "dir" else target.parent
                 rules = IgnoreRules(top, root if inside(top, root) else None)
-                found = await asyncio.to_thread(search_python, compiled, opened, included, rules)
+                found = await asyncio.to_thread(search_python, compiled, opened, included, rules, withheld)
+            await asyncio.to_thread(withheld.learn_shown, found.matches)
         text = format_matches(order(found.matches), lambda p: relative(ctx, p), found.complete)
+        text += withheld.note()
         text += found.notes(lambda p: relative(ctx, p))
         return ToolResult(params.pattern, text, {
             "matches": len(found.matches), "complete": found.complete and not found.out_of_time,
-            "engine": "rg" if rg else "python", "slow_files": len(found.slow)})
+            "engine": "rg" if rg else "python", "slow_files": len(found.slow), "withheld": len(withheld.paths)})
+
+
+class _Withheld:
+    """Which files holding secrets a folder search leaves out: those reading is not already allowed for."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+        self.paths: list[Path] = []
+
+    def skips(self, path: Path) -> bool:
+        """Whether to leave `path` out (and name it); a file given as the search's path was asked about."""
+        name = relative(self.ctx, path)
+        if not secrets.is_secret_file(name) or self._allowed(name):
+            return False
+        if path not in self.paths:
+            self.paths.append(path)
+        return True
+
+    def _allowed(self, name: str) -> bool:
+        if self.ctx.rules is not None:
+            return evaluate("read", name, self.ctx.rules("read")).action == "allow"
+        return self.ctx.permitted is not None and self.ctx.permitted("read", name) == "allow"
+
+    def learn_shown(self, matches: list[Match]) -> None:
+        """Learn the values of the secret files whose lines will be shown, so they are shown redacted."""
+        for path in dict.fromkeys(p for p, _, _ in matches):
+            name = relative(self.ctx, path)
+            if secrets.is_secret_file(name):
+                with contextlib.suppress(OSError), path.open("rb") as file:
+                    secrets.learn_file(name, file.read(MAX_FILE_BYTES).decode("utf-8", errors="replace"))
+
+    def note(self) -> str:
+        if not self.paths:
+            return ""
+        names = sorted(relative(self.ctx, p) for p in self.paths)
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        many = len(names) != 1
+        return (f"\n\n(Not searched: {len(names)} file{'s' if many else ''} that usually "
+                f"hold{'' if many else 's'} secrets "
+                f"({shown}); reading them needs the person's permission. To search one, give its path as the "
+                "path; that asks the person first.)")
 
 
 @dataclass
@@ -133,7 +191,7 @@ def compile_regex(pattern: str) -> regex.Pattern[str]:
 
 
 def search_python(compiled: regex.Pattern[str], opened: Opened, included: Callable[[PurePosixPath], bool] | None,
-                  rules: IgnoreRules) -> Found:
+                  rules: IgnoreRules, withheld: _Withheld | None = None) -> Found:
     """The matches under the opened target, reading every file through a descriptor opened without following
     links, and within `FILE_BUDGET_S` of matching per file and `SEARCH_BUDGET_S` in all."""
     found = Found()
@@ -147,6 +205,8 @@ def search_python(compiled: regex.Pattern[str], opened: Opened, included: Callab
         if time.monotonic() >= deadline:
             found.out_of_time = True
             break
+        if withheld is not None and withheld.skips(path):
+            continue
         with open_entry(dir_fd, name, path) as entry:
             if entry.kind == "file":
                 _search_file(compiled, entry, found, deadline)
@@ -183,14 +243,22 @@ def _search_file(compiled: regex.Pattern[str], opened: Opened, found: Found, dea
     found.matches += hits
 
 
-async def search_checked(rg: str, pattern: str, opened: Opened, include: str | None) -> Found:
+async def search_checked(rg: str, pattern: str, opened: Opened, include: str | None,
+                         withheld: _Withheld | None = None,
+                         included: Callable[[PurePosixPath], bool] | None = None) -> Found:
     """ripgrep over the opened target. rg looks the path up again by name, so the name must still lead to
     the opened file or folder both before rg starts and after it ends; a swap in between is refused."""
     replaced = ToolError(f"{opened.path} was replaced while it was searched; nothing from it is shown. Call grep "
                          "again.")
     if not _still_there(opened):
         raise replaced
-    matches, complete = await search_rg(rg, pattern, opened.path, include)
+    if withheld is not None and opened.kind == "dir":
+        candidates = await list_secret_candidates(rg, opened.path, included)
+        matches, complete = await search_rg(rg, pattern, opened.path, include)
+        skipped = {path for path in candidates if withheld.skips(path)}
+        matches = [m for m in matches if m[0] not in skipped]
+    else:
+        matches, complete = await search_rg(rg, pattern, opened.path, include)
     if not _still_there(opened):
         raise replaced
     return Found(matches, complete)
@@ -204,15 +272,42 @@ def _still_there(opened: Opened) -> bool:
         return False
 
 
-async def search_rg(rg: str, pattern: str, target: Path, include: str | None) -> tuple[list[Match], bool]:
+def _rg_args(rg: str, include: str | None) -> list[str]:
     # The same files as the fallback: .gitignore even outside a git checkout, hidden files, the usual skips.
-    args = [rg, "--json", "--no-messages", "--hidden", "--no-require-git", "--no-ignore-global", "--no-config",
+    args = [rg, "--no-messages", "--hidden", "--no-require-git", "--no-ignore-global", "--no-config",
             "--max-filesize", str(MAX_FILE_BYTES)]
     for skipped in ALWAYS_IGNORED:
         args += ["--glob", "!" + skipped.rstrip("/")]
     if include:
         args += ["--glob", include]
-    args += ["--regexp", pattern, "--", str(target)]
+    return args
+
+
+async def list_secret_candidates(rg: str, target: Path,
+                                 included: Callable[[PurePosixPath], bool] | None) -> list[Path]:
+    """The files the search of the folder `target` opens whose name may hold secrets: a superset (named like
+    one, or under a folder named like one) that `secrets.is_secret_file` then judges exactly."""
+    args = [*_rg_args(rg, None), "--files"]
+    for name, secret in secrets.SECRET_FILES:
+        if secret:
+            args += ["--glob", name, "--glob", f"**/{name}/**"]
+    proc = await asyncio.create_subprocess_exec(*args, "--", str(target), stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.DEVNULL)
+    try:
+        out, _ = await proc.communicate()
+    except BaseException:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+        raise
+    paths = [Path(line) for line in out.decode(errors="surrogateescape").splitlines() if line]
+    if included is not None:  # `include` is one of rg's globs in the search; here it would widen the list
+        paths = [p for p in paths if included(PurePosixPath(p.relative_to(target).as_posix()))]
+    return paths
+
+
+async def search_rg(rg: str, pattern: str, target: Path, include: str | None) -> tuple[list[Match], bool]:
+    args = [*_rg_args(rg, include), "--json", "--regexp", pattern, "--", str(target)]
     proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.PIPE,
                                                 stderr=asyncio.subprocess.PIPE, limit=RG_LINE_LIMIT)
     found: list[Match] = []

@@ -4,7 +4,9 @@ Reading asks `read` with the path relative to the workspace; a path that leaves 
 as its links resolve, or as the opened file really is) asks `external_directory` for its folder first.
 The file is opened once and read through that descriptor, so a link flipped after the check cannot send
 the read elsewhere (`support/safeopen`). Permission comes before anything about the file is said, so a
-refused read does not even reveal whether the file exists.
+refused read does not even reveal whether the file exists. A file that conventionally holds secrets (`.env`,
+`id_rsa`: `secrets/files.py`) asks by the default rules; once allowed, its values are learned as secrets
+before the output is stored, so the model reads the file with its values redacted.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from .. import secrets
 from ..errors import ToolError
 from ..values import Attachment
 from .base import MAX_OUTPUT_BYTES, Tool, ToolContext, ToolResult, relative, workspace_root
@@ -60,7 +63,9 @@ class ReadTool(Tool[ReadParams]):
         with await open_checked(ctx, params.path, folders=False) as opened:
             path = opened.path
             title = relative(ctx, path)
-            await ctx.ask("read", [title], always=["*"], metadata={"path": str(path)})
+            # "Always" for a file that holds secrets grants that file, not every read from then on.
+            secret = secrets.is_secret_file(title)
+            await ctx.ask("read", [title], always=[title] if secret else ["*"], metadata={"path": str(path)})
             if opened.kind == "dir":
                 raise ToolError(f"{title} is a directory, not a file. Use the list tool to see what is in it.")
             if opened.kind == "missing":
@@ -70,6 +75,8 @@ class ReadTool(Tool[ReadParams]):
             if opened.kind == "error":
                 raise ToolError(open_error(opened, title))
             data = await asyncio.to_thread(opened.read_bytes)
+        if secret:
+            secrets.learn_file(title, data.decode("utf-8", errors="replace"))
         mime = image_type(path, data)
         if mime is not None:
             return _image(data, mime, title, path.name)

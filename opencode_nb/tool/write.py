@@ -1,7 +1,8 @@
 """write: create a file, or replace one whole; the person sees the diff before it is written.
 
 The file is opened once and everything (the outside-the-project check, the diff, the write) uses what was
-opened (`support/textfile.changing`); a write into `.git` also asks `git_internals` (`support/access`).
+opened (`support/textfile.changing`); a write into `.git` also asks `git_internals`, one to a file that steers
+the agents `agent_config`, one through a hard link `external_directory` (`support/access`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, relative
-from .support.access import ask_git_internals
+from .support.access import ask_agent_config, ask_git_internals, ask_hard_link
 from .support.textfile import changing, diff_counts, read_text, require_file, unified_diff, write_text
 
 
@@ -36,6 +37,8 @@ class WriteTool(Tool[WriteParams]):
                 old, diff = "", f"(the non-text file {title} is replaced by {len(params.content)} characters of text)\n"
             await ctx.ask("edit", [title], always=["*"], metadata={"path": str(path), "diff": diff})
             await ask_git_internals(ctx, path, title, diff)
+            await ask_agent_config(ctx, path, title, diff)
+            await ask_hard_link(ctx, opened, title)
             await write_text(opened, params.content, title)
         added, removed = diff_counts(diff)
         lines = len(params.content.splitlines())

@@ -210,6 +210,15 @@ def confinement_html(metadata: Mapping[str, Any]) -> str:
             f'style="color:{color};font-size:0.9em">{mark} sandbox {escape(label)}</div>')
 
 
+def sandbox_note_html(metadata: Mapping[str, Any]) -> str:
+    """The once-per-session word that shell commands run unconfined: one line on the card, for the person."""
+    note = metadata.get("sandbox_note")
+    if not isinstance(note, str) or not note:
+        return ""
+    return (f'<div class="ocnb-sandbox-note" style="color:{COLORS["warning"]};font-size:0.9em">'
+            f"⚠ {escape(note)}</div>")
+
+
 def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = False, waiting: bool = False) -> str:
     """The card of one tool call: what it is, its state, and what it produced."""
     state = part.state
@@ -245,7 +254,7 @@ def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = Fa
         error = escape(clip(state.error))
         body += f'<div class="ocnb-error" style="color:{COLORS["error"]};{MONO};white-space:pre-wrap">{error}</div>'
     style = BOX.format(color=HUES[shown])
-    return f'<div class="ocnb-tool ocnb-{shown}" style="{style}">{head}{body}</div>'
+    return f'<div class="ocnb-tool ocnb-{shown}" style="{style}">{head}{sandbox_note_html(metadata)}{body}</div>'
 
 
 def tool_card_text(part: ToolPart, *, output_lines: int = TEXT_OUTPUT_LINES) -> str:
@@ -259,6 +268,9 @@ def tool_card_text(part: ToolPart, *, output_lines: int = TEXT_OUTPUT_LINES) -> 
     if state.status in ("completed", "error"):
         line += f"  ({', '.join(w for w in (failure_text(part), duration_text(part)) if w)})"
     out = [line]
+    note = (getattr(state, "metadata", None) or {}).get("sandbox_note")
+    if isinstance(note, str) and note:
+        out.append(f"    ! {note}")
     text = state.error if state.status == "error" else ""
     if state.status == "completed" and part.tool not in ("todowrite", "todoread", "task"):
         text = state.output

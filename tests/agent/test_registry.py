@@ -29,7 +29,8 @@ def test_reading_secrets_asks_but_examples_and_lookalikes_do_not(agents):
     assert decide(build, "read", "config/prod.env") == "ask"
     assert decide(build, "read", ".env.local") == "ask"
     assert decide(build, "read", ".env.example") == "allow"
-    assert decide(build, "read", ".envrc") == "allow"
+    assert decide(build, "read", ".envrc") == "ask"  # direnv's file exports the project's keys
+    assert decide(build, "read", "keys.txt") == "allow"
     assert decide(build, "read", "src/environment.ts") == "allow"
 
 
@@ -258,8 +259,8 @@ def test_no_built_in_agent_names_a_tool_that_does_not_exist(agents):
 
     tools = set(default_registry().ids())
     # Permissions that guard what tools do rather than naming a tool: paths outside the project, a repeated
-    # call, writes into `.git/`, and network from a sandboxed command.
-    permissions = {"external_directory", "doom_loop", "git_internals", "network", "*"}
+    # call, writes into `.git/` and into the files that steer agents, and network from a sandboxed command.
+    permissions = {"external_directory", "doom_loop", "git_internals", "agent_config", "network", "*"}
     for agent in agents.list(include_hidden=True):
         named = {rule.permission for rule in agent.permission} - permissions
         assert named <= tools, (agent.name, named - tools)

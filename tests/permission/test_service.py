@@ -5,7 +5,7 @@ import pytest
 
 from opencode_nb.bus import Bus
 from opencode_nb.errors import CorrectedError, DeniedError, NotFoundError, PolicyRefusedError, RejectedError
-from opencode_nb.permission import Grant, PermissionService, Rule, ToolRef, from_config
+from opencode_nb.permission import NAMED_ONLY, Grant, PermissionService, Rule, ToolRef, from_config
 from opencode_nb.tool.support.shell import command_patterns
 
 ASK_BASH = from_config({"*": "allow", "bash": "ask"})
@@ -376,3 +376,36 @@ async def test_a_stopped_ask_leaves_nothing_pending_and_closes_its_prompt():
 def test_rules_and_grants_are_the_same_shape():
     assert Grant(agent="build", permission="bash", pattern="ls *").rule() == Rule(
         permission="bash", pattern="ls *", action="allow")
+
+
+# ---------------------------------------------------------------------------------------------- named only
+
+
+@pytest.mark.parametrize("permission", sorted(NAMED_ONLY))
+async def test_a_catch_all_allow_does_not_decide_a_named_only_permission(permission):
+    svc, _ = service(policy=lambda request: "deny")
+    for rules in ({"*": "allow"}, {"*": "allow", "git_*": "allow", "edit": "allow"}):
+        with pytest.raises(PolicyRefusedError):  # nothing names it: ask, and nobody is there
+            await svc.ask("a", "build", permission, ["opencode.yaml"], ruleset=from_config(rules))
+
+
+@pytest.mark.parametrize("permission", sorted(NAMED_ONLY))
+async def test_rules_naming_a_named_only_permission_decide_it_last_match_wins(permission):
+    svc, _ = service()
+    rules = from_config({"*": "deny", permission: {"*": "deny", ".opencode/agent/*": "allow"}, "bash": "allow"})
+    await svc.ask("a", "build", permission, [".opencode/agent/x.md"], ruleset=rules)
+    with pytest.raises(DeniedError) as denied:
+        await svc.ask("a", "build", permission, ["opencode.yaml"], ruleset=rules)
+    assert all(r.permission == permission for r in denied.value.rules)
+
+
+async def test_an_always_grant_counts_for_a_named_only_permission():
+    svc, _ = service(tree=Tree())
+    rules = from_config({"*": "allow", "agent_config": "ask"})
+    first = asyncio.create_task(svc.ask("a", "build", "agent_config", ["AGENTS.md"], always=["AGENTS.md"],
+                                        ruleset=rules))
+    await asked(svc)
+    svc.reply(svc.pending()[0].id, "always")
+    await first
+    await svc.ask("b", "build", "agent_config", ["AGENTS.md"], ruleset=rules)  # the child session: no ask
+    assert svc.pending() == []

@@ -439,4 +439,4 @@ def test_a_git_write_the_person_approves_is_written(tmp_path):
     ws, _ = project.workspace(None, [calls(GIT_WRITES[0]), {"text": "done"}], answer="once")
     [part] = run(ws)
     assert part.state.status == "completed" and (project.root / ".git/hooks/pre-commit").exists()
-    assert [r.permission for r in project.asks] == ["git_internals"]
+    assert [r.permission for r in project.asks] == ["git_internals"]  # asked once, by the permission that names git

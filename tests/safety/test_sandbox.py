@@ -238,8 +238,8 @@ async def test_no_unix_socket_on_disk_is_reachable_without_the_network(tmp_path,
         assert "Operation not permitted" in state.output
 
 
-async def test_network_allow_gives_the_command_the_network(bwrap, tmp_path, loopback):
-    made = Run(tmp_path, {"permission": {"*": "allow", "network": "allow"}})
+async def test_a_network_rule_naming_the_host_lets_the_command_reach_it(bwrap, tmp_path, loopback):
+    made = Run(tmp_path, {"permission": {"*": "allow", "network": {"127.0.0.1": "allow"}}})
     try:
         state = await made.bash(f"curl -sS -m 5 {loopback.url}/allowed")
         assert state.metadata["sandbox"] == "bwrap+network" and "reached" in state.output
@@ -250,8 +250,7 @@ async def test_network_allow_gives_the_command_the_network(bwrap, tmp_path, loop
         made.ws.close()
 
 
-async def test_network_ask_asks_once_for_the_whole_command_and_a_refusal_still_runs_it_offline(
-        bwrap, tmp_path, loopback):
+async def test_network_ask_asks_once_per_host_and_a_refusal_still_runs_the_command(bwrap, tmp_path, loopback):
     asked: list[Any] = []
     answers = iter(["once", "reject"])
 
@@ -259,11 +258,11 @@ async def test_network_ask_asks_once_for_the_whole_command_and_a_refusal_still_r
         asked.append(request)
         return next(answers)
 
-    made = Run(tmp_path, {"permission": {"*": "allow", "network": "ask"}}, on_ask=person)
+    made = Run(tmp_path, {"permission": {"*": "allow", "network": {"127.0.0.1": "ask"}}}, on_ask=person)
     try:
         command = f"curl -sS -m 5 {loopback.url}/a; curl -sS -m 5 {loopback.url}/b"
         state = await made.bash(command)
-        assert [(r.permission, r.patterns) for r in asked] == [("network", [command])]
+        assert [(r.permission, r.patterns) for r in asked] == [("network", ["127.0.0.1"])]
         assert loopback.requests == ["/hit/a", "/hit/b"] and state.metadata["sandbox"] == "bwrap+network"
 
         state = await made.bash(f"curl -sS -m 5 {loopback.url}/c; touch ran.txt")
@@ -352,15 +351,17 @@ async def test_auto_without_bubblewrap_runs_unconfined_and_says_so_once_per_sess
         first = await made.bash(f"echo unconfined > {elsewhere}/out.txt")
         assert first.status == "completed" and first.metadata["sandbox"] == "none"
         assert (elsewhere / "out.txt").read_text() == "unconfined\n"
-        assert "without an OS sandbox" in first.output and "/nonexistent/bwrap" in first.output
-        assert "apt-get install bubblewrap" in first.output and "sandbox: off" in first.output
+        note = first.metadata["sandbox_note"]  # shown on the card, for the person
+        assert "without an OS sandbox" in note and "/nonexistent/bwrap" in note
+        assert "apt-get install bubblewrap" in note and "sandbox: off" in note
+        assert "without an OS sandbox" not in first.output
 
         second = await made.bash("echo again")
-        assert "without an OS sandbox" not in second.output
+        assert "sandbox_note" not in second.metadata and "without an OS sandbox" not in second.output
 
         other = made.ws.sessions.create().id
         third = await made.bash("echo new session", session=other)
-        assert "without an OS sandbox" in third.output
+        assert "without an OS sandbox" in third.metadata["sandbox_note"]
     finally:
         made.ws.close()
 
@@ -370,6 +371,7 @@ async def test_off_runs_unconfined_and_says_nothing(tmp_path, elsewhere):
     try:
         state = await made.bash(f"echo unconfined > {elsewhere}/off.txt")
         assert state.metadata["sandbox"] == "none" and "sandbox" not in state.output
+        assert "sandbox_note" not in state.metadata
         assert (elsewhere / "off.txt").exists()
     finally:
         made.ws.close()

@@ -1,10 +1,12 @@
 import asyncio
 import os
+import secrets
 import shutil
 
 import pytest
 
-from opencode_nb.errors import ToolError
+import opencode_nb.secrets
+from opencode_nb.errors import DeniedError, ToolError
 from opencode_nb.tool.grep import GrepTool
 
 rg_missing = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed (CI installs it)")
@@ -122,3 +124,54 @@ async def test_fifos_are_skipped_rather_than_read(ctx, project, engine):
     (project / "real.txt").write_text("hit\n")
     result = await asyncio.wait_for(GrepTool().run({"pattern": "hit"}, ctx), 10)
     assert result.output == "real.txt:\n  1: hit"
+
+
+def _secret_files(project):
+    """A project whose secrets live in files: `.env` at the top, a key deeper down, and a template beside them."""
+    value, body = "sk_live_" + secrets.token_hex(12), secrets.token_hex(12) + "sk_live"
+    (project / ".env").write_text(f"STRIPE_KEY={value}\n")
+    (project / "src" / "id_deploy").write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH "
+                                               "PRIVATE KEY-----\n")
+    (project / ".env.example").write_text("STRIPE_KEY=sk_live_placeholder\n")
+    return value, body
+
+
+async def test_a_folder_search_leaves_secret_files_out_names_them_and_asks_nothing(ctx, project, engine):
+    value, body = _secret_files(project)
+    result = await GrepTool().run({"pattern": "sk_live"}, ctx)
+    assert value not in result.output and body not in result.output
+    assert result.output == (
+        ".env.example:\n  1: STRIPE_KEY=sk_live_placeholder\n\n(Not searched: 2 files that usually hold secrets "
+        "(.env, src/id_deploy); reading them needs the person's permission. To search one, give its path as the "
+        "path; that asks the person first.)")
+    assert ctx.permissions() == [("grep", ["sk_live"])] and result.metadata["withheld"] == 2
+
+
+async def test_an_include_glob_narrows_which_secret_files_are_named(ctx, project, engine):
+    _secret_files(project)
+    result = await GrepTool().run({"pattern": "sk_live", "include": "*.env"}, ctx)
+    assert result.output.endswith("(Not searched: 1 file that usually holds secrets (.env); reading them needs the "
+                                  "person's permission. To search one, give its path as the path; that asks the "
+                                  "person first.)")
+
+
+async def test_a_secret_file_given_as_the_path_asks_read_for_that_file_only(ctx, project, engine):
+    _secret_files(project)
+    ctx._deny.add("read")
+    with pytest.raises(DeniedError):
+        await GrepTool().run({"pattern": "sk_live", "path": ".env"}, ctx)
+    assert ctx.asked[-1].permission == "read" and ctx.asked[-1].patterns == [".env"]
+    assert ctx.asked[-1].always == [".env"], "an 'always' grants this file, not every read"
+
+
+async def test_secret_files_reading_is_allowed_for_are_searched_and_their_values_learned(ctx, project, engine):
+    """The tool returns what it found; every write of it (store, events, the model's history) is redacted, by
+    values the search has taught the registry before returning."""
+    value, body = _secret_files(project)
+    ctx.permitted = lambda permission, pattern: "allow"
+    result = await GrepTool().run({"pattern": "sk_live"}, ctx)
+    assert "Not searched" not in result.output
+    shown = opencode_nb.secrets.redact(result.output)
+    assert value not in shown and body not in shown
+    assert ".env:\n  1: STRIPE_KEY=[redacted: .env:STRIPE_KEY]" in shown
+    assert "src/id_deploy:\n  2: [redacted: src/id_deploy]" in shown

@@ -11,24 +11,34 @@ flipped in between); each folder once. A refusal reads the same whatever was the
 
 A write into `.git` can make git run code later (a hook; `core.fsmonitor`, `core.pager` or an alias in
 .git/config), and so can one into the folder `core.hooksPath` names, so these also ask `git_internals`, on
-top of `edit`. The default rules say `git_internals: ask` after their `"*": allow`. Rules are checked
-last-match-wins among those naming the permission asked, and `edit: allow` (or `edit: {"*": allow}`) names
-`edit` only, so it never reaches this ask: only a rule naming `git_internals` (e.g.
-`git_internals: {".git/info/exclude": allow}`), or a global `"*"` rule that allows every permission, can
-let such a write through without a person.
+top of `edit`. A write to a file that steers the agents or runs code later (`protected.py`: the config
+files, `.opencode/`, `AGENTS.md`, `.git/hooks/`, `.git/config`, the hooks folder, the global config folder)
+asks `agent_config` too, with the path relative to the project as its pattern. The default rules say ask for
+both. Both are permissions only a rule naming them decides (`permission.NAMED_ONLY`): `edit: allow` names
+`edit` only, and a catch-all `"*": allow` does not count for them either, since loosening the config is
+exactly what a catch-all must not be able to do. A rule such as `agent_config: {".opencode/agent/*": allow}`
+or `git_internals: {".git/info/exclude": allow}`, or a person's "always", lets such a write through.
+
+A write through a file with more than one name (a hard link) may change a file outside the project: the
+other name can be anywhere on the same file system, and nothing tells where. Such a write asks
+`external_directory` for the file. Reading through one cannot be told apart from reading a file of the
+project: the sandbox cannot hide the other name's content, since it is the same file; only making such a
+link from inside the sandbox is prevented (the outside file is not there to link to, or is on another mount).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from ...config.paths import global_config_dir
 from ...permission import wildcard_match
 from ..base import folder_pattern, inside, workspace_root
 from ..context import ToolContext
+from .protected import AGENT_CONFIG, AGENT_CONFIG_REASON, Protected, hooks_dirs, permitted_write
 from .safeopen import Opened, open_path
 
 RESOLVE_TRIES = 5
@@ -128,33 +138,33 @@ def in_git_dir(path: Path, root: Path, hooks: Callable[[Path], list[Path]] | Non
     return any(path == folder or folder in path.parents for folder in (hooks or hooks_dirs)(root))
 
 
-_HOOKS_PATH = re.compile(r"""^\s*hookspath\s*=\s*("?)(.*?)\1\s*(?:[#;].*)?$""", re.IGNORECASE)
-
-
-def hooks_dirs(root: Path) -> list[Path]:
-    """The hook folders `core.hooksPath` names in the project's own `.git/config` (others, in the person's
-    global config, are outside the project and ask `external_directory` anyway)."""
-    try:
-        text = (root / ".git" / "config").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    found: list[Path] = []
-    section = ""
-    for line in text.splitlines():
-        header = re.match(r"^\s*\[\s*([^\]\s\"]+)", line)
-        if header:
-            section = header.group(1).casefold()
-            continue
-        value = _HOOKS_PATH.match(line) if section == "core" else None
-        if value and value.group(2):
-            folder = Path(os.path.expanduser(value.group(2)))
-            found.append(Path(os.path.realpath(folder if folder.is_absolute() else root / folder)))
-    return found
-
-
 async def ask_git_internals(ctx: ToolContext, path: Path, title: str, diff: str) -> None:
     """A write into `.git` asks on its own, whatever `edit` rules allow (see the module docstring)."""
     if not in_git_dir(path, workspace_root(ctx)):
         return
     await ctx.ask(GIT_PERMISSION, [title], always=[title],
                   metadata={"path": str(path), "diff": diff, "reason": GIT_REASON})
+
+
+async def ask_agent_config(ctx: ToolContext, path: Path, title: str, diff: str) -> None:
+    """A write to a file that steers the agents asks on its own (see the module docstring); once allowed, the
+    sandboxed commands running meanwhile do not take the write for theirs."""
+    root = workspace_root(ctx)
+    protected = Protected(root, ctx.directory, global_config_dir())
+    if not protected.covers(Path(os.path.realpath(path))) or in_git_dir(path, root):
+        return  # git's own files ask `git_internals`, once
+    pattern = protected.pattern(Path(os.path.realpath(path)))
+    await ctx.ask(AGENT_CONFIG, [pattern], always=[pattern],
+                  metadata={"path": str(path), "diff": diff, "reason": AGENT_CONFIG_REASON})
+    permitted_write(Path(os.path.realpath(path)))
+
+
+async def ask_hard_link(ctx: ToolContext, opened: Opened, title: str) -> None:
+    """A write through a regular file with other names asks `external_directory` (see the module docstring)."""
+    info = opened.stat
+    if info is None or not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
+        return
+    await ctx.ask("external_directory", [str(opened.path)], always=[str(opened.path)],
+                  metadata={"path": str(opened.path), "links": info.st_nlink,
+                            "reason": f"{title} has {info.st_nlink} names (hard links); another may be outside "
+                                      "the project, and a write changes them all."})

@@ -15,16 +15,24 @@ Every choice below answers a way out that was tried on this machine:
 - `--remount-ro /proc`: most of /proc/sys checks only the file's owner, and bwrap's own cover of it is
   skipped when run by root, so a root-run command wrote the host's `kernel.core_pattern` (a program the
   kernel runs as root at the next crash). The fresh /proc is read-only as a whole.
-- `--unshare-net` (unless the network is allowed): only a private loopback exists. Unix sockets are not
-  network, and a socket on disk is reachable through a read-only mount: without the network the command
-  also runs under the seccomp filter of `opencode_nb/sandbox/seccomp.py`, which refuses `socket(AF_UNIX)`
-  (so no socket anywhere, `/var/tmp` included, can be connected to) and leaves `socketpair`. `/run`
+- `--unshare-net`: only a private loopback exists. Unix sockets are not network, and a socket on disk is
+  reachable through a read-only mount: the command also runs under the seccomp filter of
+  `opencode_nb/sandbox/seccomp.py`, which refuses `socket(AF_UNIX)` (so no socket anywhere, `/var/tmp`
+  included, can be connected to) and leaves `socketpair`. Where `network` rules may allow a host, the proxy's
+  socket and the relay (`sandbox/relay.py`) are bound in read-only as `readable`, and the relay, the one
+  process here that needs a Unix socket, installs that filter in the command instead of `--seccomp`. `/run`
   (Docker's and D-Bus's sockets) and Jupyter's runtime directory (kernel connection files with their signing
   keys) are masked by empty tmpfs as well.
 - `--tmpfs /tmp`: commands get a private scratch /tmp, discarded afterwards; the shared
   `$TMPDIR/opencode_nb` is bound back in, and so, read-only, are the Python installation running us and the
   environments on PATH and the import path when they live under /tmp (a checkout built in /tmp, as CI
   machines do): without them `python` and the project's tools would vanish inside the sandbox.
+- The files that steer the agents or run code later (`protected.py`) are bound read-only over the writable
+  project, and the folders leading to them onto themselves, so they can be neither changed nor renamed away.
+- When the `external_directory` rules deny reading outside the project (`readable.py`), `/` is not
+  bound at all: the command sees the system's folders (`SYSTEM`, /etc without its password hashes), the
+  Python installation, the writable folders and the folders the rules allow, and nothing of $HOME or the
+  rest of the machine, so `grep -R` through a link out, or a script opening an absolute path, finds nothing.
 - `--dev /dev`: a minimal /dev (null, zero, random, tty, shm, pts), none of the host's disks or terminals.
 - `--die-with-parent`: if the kernel dies, so does the sandbox.
 - No `--new-session`: the caller already starts bwrap in a session of its own with stdin on /dev/null, so
@@ -35,18 +43,26 @@ Every choice below answers a way out that was tried on this machine:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from .protected import Guard
 
 FILE_CAPABILITIES = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID")
 """What a root-run sandbox keeps: root's way with file permissions, nothing else."""
 
 MASKED = ("/run",)
 """Replaced by an empty tmpfs: local daemons' sockets live here, and a socket is reachable on a read-only mount."""
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
+"""What a command sees of the machine when reads outside the project are not allowed: programs, libraries,
+and /etc (name resolution, users, TLS certificates, the programs' own settings)."""
+ETC_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/ssl/private")
+"""Hidden even then: a root-run command could read them."""
 
 
 def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Path,
-               readable: Sequence[Path] = (), seccomp_fd: int | None = None) -> list[str]:
+               readable: Sequence[Path] = (), seccomp_fd: int | None = None, guard: Guard | None = None,
+               shown: Sequence[Path] | None = None) -> list[str]:
     """The bwrap command line that runs what follows it (append the command's argv).
 
     Args:
@@ -56,22 +72,37 @@ def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Pat
             when it lies under /tmp).
         seccomp_fd: a descriptor holding a seccomp program the command runs under (it must be passed to
             bwrap's process).
+        guard: the protected paths to keep read-only inside the writable folders (`protected.py`).
+        shown: None shows the whole file system read-only; a list shows only the system's folders, the
+            Python installation, the writable folders and these folders (read-only).
     """
-    args = [binary, "--ro-bind", "/", "/", "--dev", "/dev"]
-    args += ["--unshare-pid", "--proc", "/proc", "--remount-ro", "/proc"]
+    args = [binary, "--ro-bind", "/", "/"] if shown is None else [binary, *_system()]
+    args += ["--dev", "/dev", "--unshare-pid", "--proc", "/proc", "--remount-ro", "/proc"]
     args += ["--tmpfs", "/tmp"]
     masked = [Path(p) for p in (*MASKED, *jupyter_runtime()) if Path(p).is_dir() and not Path(p).is_symlink()]
     for path in masked:
         args += ["--tmpfs", str(path)]
+
+    def hidden(path: Path) -> bool:
+        if any(_within(path, h) for h in (Path("/tmp"), *masked)):
+            return True
+        return shown is not None and not any(_within(path, Path(s)) for s in SYSTEM)
+
     resolv = Path(os.path.realpath("/etc/resolv.conf"))
-    if network and any(_within(resolv, m) for m in masked) and resolv.exists():
+    if network and hidden(resolv) and resolv.exists():
         args += ["--ro-bind", str(resolv), str(resolv)]  # systemd-resolved keeps resolv.conf under /run
-    for path in [*readable, *_programs_under(masked)]:
-        if path.exists():
-            args += ["--ro-bind", str(path), str(path)]
+    bound = [p for p in [*readable, *_programs_under(hidden, never=[Path("/tmp"), *masked]), *(shown or ())]
+             if p.exists()]
+    for path in bound:
+        args += ["--ro-bind", str(path), str(path)]
+    for path in masked:  # a folder shown over a mask (`~/.local` over Jupyter's runtime) does not undo it
+        if any(path != b and b in path.parents for b in bound):
+            args += ["--tmpfs", str(path)]
     for path in writable:
         if path.is_dir():
             args += ["--bind", str(path), str(path)]
+    if guard is not None:
+        args += _guarded(guard, writable)
     args += ["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not network:
         args.append("--unshare-net")
@@ -88,23 +119,58 @@ def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Pat
     return args
 
 
-def _programs_under(masked: Sequence[Path]) -> list[Path]:
-    """What a mask would hide of this process's Python (its installations and import path, an editable
-    install's source included) and of the environments on PATH."""
+def _system() -> list[str]:
+    """The system's program and library folders and /etc, read-only, as they are (merged /usr links kept as
+    links), with the password hashes and TLS private keys of /etc hidden."""
+    args: list[str] = []
+    for folder in SYSTEM:
+        path = Path(folder)
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), folder]
+        elif path.is_dir():
+            args += ["--ro-bind", folder, folder]
+    for secret in ETC_SECRETS:
+        path = Path(secret)
+        if path.is_dir() and not path.is_symlink():
+            args += ["--tmpfs", secret]
+        elif path.is_file() and not path.is_symlink():
+            args += ["--ro-bind", "/dev/null", secret]
+    return args
+
+
+def _guarded(guard: Guard, writable: Sequence[Path]) -> list[str]:
+    """Protected paths read-only and their folders pinned (see `protected.py`). The `-try` forms: a path
+    removed since the guard was taken is skipped rather than made as a mount point in the project."""
+    args: list[str] = []
+    for folder in guard.pinned:
+        args += ["--bind-try", str(folder), str(folder)]
+    for path in guard.kept:
+        args += ["--ro-bind-try", str(path), str(path)]
+    for folder in writable:  # a writable folder inside a protected one stays writable
+        if folder.is_dir() and any(folder != k and k in folder.parents for k in guard.kept):
+            args += ["--bind", str(folder), str(folder)]
+    return args
+
+
+def _programs_under(hidden: Callable[[Path], bool], never: Sequence[Path] = ()) -> list[Path]:
+    """What the sandbox would hide of this process's Python (its installations and import path, an editable
+    install's source included) and of the environments on PATH (a `bin` with its environment, unless that
+    is the home folder or `/`: then the `bin` alone)."""
     import sys
 
-    hidden = [Path("/tmp"), *masked]
+    broad = {Path("/"), Path.home(), *never}
     candidates = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     candidates.update(Path(p) for p in sys.path if p and Path(p).is_dir())
     for entry in os.environ.get("PATH", "").split(os.pathsep):
         if entry:
-            candidates.add(Path(entry).parent if Path(entry).name == "bin" else Path(entry))
-    found = []
+            folder = Path(entry)
+            candidates.add(folder.parent if folder.name == "bin" and folder.parent not in broad else folder)
+    found: list[Path] = []
     for path in sorted(candidates):
         real = Path(os.path.realpath(path))
-        for shown in {path, real}:
-            if shown not in hidden and any(_within(shown, h) for h in hidden) and shown not in found:
-                found.append(shown)
+        for seen in {path, real}:
+            if seen not in broad and hidden(seen) and seen not in found:
+                found.append(seen)
     return found
 
 

@@ -7,17 +7,25 @@ the kernel. The workspace's `sandbox` setting chooses what happens when no sandb
 
     off        commands run unconfined; nothing is said
     auto       confined where possible; elsewhere unconfined, and the first command of each session
-               says so in its result (the person sees it on the tool card, the model reads it)
+               says so once, on its tool card
     required   confined, or not run at all: the tool fails and says how to get a sandbox
+
+Inside the project, the files that steer the agents or run code later stay read-only (`protected.py`); and
+where the caller's `external_directory` rules do not allow reading outside the project, the command sees
+only the project, the system's folders and what the rules allow (`readable.py`).
 
 Linux uses bubblewrap (`bwrap.py`), macOS `sandbox-exec` (`seatbelt.py`); other systems have none.
 Whether the sandbox works is found out once per process (a probe of a few milliseconds) and cached.
 `OPENCODE_NB_BWRAP` in the workspace's environment names the bwrap binary to use; pointing it at a
 missing file is how to see, or test, what a machine without bubblewrap does.
 
-The network is opened only by rules that name it (`network: allow`, or patterns matched against the
-whole command line, with "always" grants): a catch-all `"*": allow` never does, since that is exactly
-the configuration the sandbox has to hold against. A `network` rule that says ask asks once per call.
+A confined command never has the machine's network. Where its `network` rules could allow some host
+(`network_rules.py`: patterns are host names; a pattern with a space matches the command line and then
+stands for every host), bubblewrap's private network namespace gets a relay on its loopback
+(`sandbox/relay.py`) and the command `HTTP_PROXY`/`HTTPS_PROXY` pointing there; the relay carries each
+connection to a proxy in our event loop (`sandbox/proxy.py`), which asks the rules about each new host and
+refuses the ones they do not allow with a 403. Anything that ignores the proxy (raw TCP, UDP, DNS) has no
+route. Under `sandbox-exec` there is no proxy: the network is open only when the rules allow every host.
 """
 
 from __future__ import annotations
@@ -33,10 +41,14 @@ from pathlib import Path
 from typing import Literal
 
 from ...config.schema import SandboxMode
-from ...errors import DeniedError, PolicyRefusedError, RejectedError, ToolError
-from ...permission.rules import Grant, Rule, evaluate
+from ...errors import ToolError
+from ...permission.rules import Grant, Rule
+from ...sandbox import relay
+from ...sandbox.linux import arch
+from ...sandbox.proxy import HostProxy
 from ..context import Ask
-from . import bwrap, seatbelt
+from . import bwrap, network_rules, seatbelt
+from .protected import Guard, Protected
 
 PROBE_TIMEOUT_S = 10.0
 BWRAP_ENV = "OPENCODE_NB_BWRAP"
@@ -45,7 +57,8 @@ BWRAP_ENV = "OPENCODE_NB_BWRAP"
 NETWORK_TROUBLE = re.compile(
     r"Could not resolve host|Temporary failure in name resolution|Name or service not known|"
     r"Network is unreachable|No address associated with hostname|nodename nor servname|getaddrinfo failed|"
-    r"Failed to establish a new connection|ENETUNREACH|EAI_AGAIN|ENOTFOUND|unable to access '[^']*': Could not"
+    r"Failed to establish a new connection|ENETUNREACH|EAI_AGAIN|ENOTFOUND|unable to access '[^']*': Could not|"
+    r"Failed to connect to|Couldn't connect to server|Connection refused|ECONNREFUSED"
 )
 """How tools say they found no network; seeing one after a sandboxed run means the sandbox was the cause."""
 
@@ -63,21 +76,41 @@ class Confinement:
     backend: Backend
     writable: tuple[Path, ...]
     network: bool = False
+    """The machine's network, whole: what sandbox-exec gets where the rules allow every host (it has no proxy)."""
+    proxy: HostProxy | None = field(default=None, compare=False)
+    """Where the rules may allow some host (bubblewrap): the proxy that decides host by host."""
+    protected: tuple[Path, ...] = ()
+    """The files that steer agents or run code later (`protected.py`): read-only even where writable."""
+    shown: tuple[Path, ...] | None = None
+    """None: the whole file system is readable. Else reads outside the project are not allowed, and only the
+    system's folders, the Python installation, the writable folders and these folders are there."""
 
-    def wrap(self, argv: Sequence[str], *, cwd: Path, seccomp_fd: int | None = None) -> list[str]:
+    def guard(self) -> Guard:
+        """The protected paths as they are now; take it right before `wrap`, check it after the command."""
+        return Guard.taken(self.protected, self.writable)
+
+    def wrap(self, argv: Sequence[str], *, cwd: Path, seccomp_fd: int | None = None,
+             guard: Guard | None = None, proxy_socket: Path | None = None) -> list[str]:
         """`argv` run inside the sandbox, starting in `cwd`; `seccomp_fd` (from `filter_descriptor`) must be
-        passed to the process."""
+        passed to the process; `guard` (from `guard()`) is what is kept read-only. With `proxy_socket` (where
+        `proxy` serves) the command runs behind the relay, which puts it under the filter instead of bwrap."""
         if self.backend.kind == "bwrap":
+            readable: list[Path] = []
+            if proxy_socket is not None and seccomp_fd is not None:
+                readable = [Path(relay.__file__).resolve(), proxy_socket]
+                argv = relay.relay_argv(sys.executable, proxy_socket, seccomp_fd, argv)
+                seccomp_fd = None
             prefix = bwrap.bwrap_args(self.backend.binary, writable=self.writable, network=self.network, cwd=cwd,
-                                      seccomp_fd=seccomp_fd)
+                                      seccomp_fd=seccomp_fd, guard=guard, shown=self.shown, readable=readable)
         else:
-            prefix = seatbelt.sandbox_exec_args(self.backend.binary, writable=self.writable, network=self.network)
+            prefix = seatbelt.sandbox_exec_args(self.backend.binary, writable=self.writable, network=self.network,
+                                                protected=self.protected)
         return [*prefix, *argv]
 
 
     def filter_descriptor(self) -> int | None:
-        """Without the network, the seccomp program that refuses Unix sockets, ready for `bwrap --seccomp`;
-        None where there is no such filter (network on, sandbox-exec, an unknown architecture)."""
+        """Without the machine's network, the seccomp program that refuses Unix sockets, ready for `bwrap
+        --seccomp` or the relay; None where there is no such filter (sandbox-exec, an unknown architecture)."""
         from ...sandbox.linux import arch
         from ...sandbox.seccomp import program_descriptor
 
@@ -93,28 +126,28 @@ class Launch:
 
     confinement: Confinement | None = None
     note: str | None = None
-    """Said once per session where commands run unconfined (`auto` without a sandbox)."""
-    network_refused: str | None = None
-    """Why the network was not opened although a rule would have asked for it."""
+    """Said once per session where commands run unconfined (`auto` without a sandbox): to the person, on the
+    command's card (its `sandbox_note` metadata), not to the model in the output."""
 
     @property
     def label(self) -> str:
         """For the tool card's metadata: the sandbox used, with `+network`, or `none`."""
         if self.confinement is None:
             return "none"
-        return self.confinement.backend.kind + ("+network" if self.confinement.network else "")
+        confined = self.confinement
+        return confined.backend.kind + ("+network" if confined.network or confined.proxy is not None else "")
 
     def notes(self, output: str) -> str:
-        """Text to append to a command's result: the no-sandbox note, or why a network failure happened."""
+        """Text to append to a command's result: why a missing path or a network failure happened."""
         said: list[str] = []
-        if self.note:
-            said.append(self.note)
         confined = self.confinement
-        if confined is not None and not confined.network and NETWORK_TROUBLE.search(output):
-            why = f" ({self.network_refused})" if self.network_refused else ""
-            said.append("(This command ran in the OS sandbox without network access" + why + ". If it needs "
-                        "the network, ask the person to allow it with a `network` permission, e.g. "
-                        '`network: {"pip install *": allow}`.)')
+        if confined is not None and confined.shown is not None and "No such file or directory" in output:
+            said.append("(This command ran in the OS sandbox, which shows it only the project, the system's "
+                        "folders and the folders the `external_directory` rules allow: other paths outside the "
+                        "project are not there. If it needs one, name the path in the command so the person "
+                        "can allow it, or ask the person to allow the folder.)")
+        if confined is not None and not confined.network:
+            said += network_rules.network_notes(confined.proxy, output, trouble=bool(NETWORK_TROUBLE.search(output)))
         return "".join(f"\n\n{text}" for text in said)
 
 
@@ -192,9 +225,11 @@ class ShellSandbox:
         binary: `OPENCODE_NB_BWRAP` from the workspace's environment, if set.
     """
 
-    def __init__(self, mode: SandboxMode, *, writable: Sequence[Path], binary: str | None = None) -> None:
+    def __init__(self, mode: SandboxMode, *, writable: Sequence[Path], binary: str | None = None,
+                 protected: Protected | None = None) -> None:
         self.mode = mode
         self.writable = tuple(writable)
+        self.protected = protected
         self.binary = binary or None
         self._told: set[str] = set()
 
@@ -210,7 +245,8 @@ class ShellSandbox:
             return Launch()
         found = await find_backend_async(self.binary)
         if isinstance(found, Backend):
-            return Launch(Confinement(found, self._writable()))
+            kept = tuple(self.protected.paths()) if self.protected is not None else ()
+            return Launch(Confinement(found, self._writable(), protected=kept))
         if self.mode == "required":
             raise ToolError(
                 f"Not run: this workspace requires an OS sandbox for shell commands (`sandbox: required`) and "
@@ -219,9 +255,9 @@ class ShellSandbox:
         if session_id in self._told or not tell:
             return Launch()
         self._told.add(session_id)
-        return Launch(note=f"(Note: shell commands run without an OS sandbox here: {found}. Only the permission "
-                           f"rules stand between them and this machine. To confine them, {_install_hint()}; "
-                           "`sandbox: off` in the config silences this note.)")
+        return Launch(note=f"Shell commands run without an OS sandbox here: {found}. Only the permission rules "
+                           f"stand between them and this machine. To confine them, {_install_hint()}; "
+                           "`sandbox: off` in the config silences this note.")
 
     def _writable(self) -> tuple[Path, ...]:
         kept: list[Path] = []
@@ -245,11 +281,13 @@ class SandboxCall:
     tell: bool = True
     """Whether this call's result can carry the once-per-session note that there is no sandbox."""
 
-    async def prepare(self, command: str, ask: Ask, *, always: Sequence[str] = ()) -> Launch:
-        """How `command` runs: confined or not, with network or not (asking `network` if a rule says ask).
+    async def prepare(self, command: str, ask: Ask, *, shown: Sequence[Path] | None = None) -> Launch:
+        """How `command` runs: confined or not, and behind a proxy when its `network` rules could allow a host
+        (the proxy then asks `ask` about each host a rule says ask for, while the command runs).
 
-        A refused network is not an error: the command runs without one, and its result says why if it failed
-        for lack of it.
+        A refused host is not an error: the proxy answers it with a 403, and the result says which hosts were
+        refused and how to allow them. `shown` (from `readable.shown_outside`): None when reads outside the
+        project are allowed, else the only outside folders the command may read.
 
         Raises:
             ToolError: no sandbox and `sandbox: required`.
@@ -257,26 +295,18 @@ class SandboxCall:
         launch = await self.policy.launch(self.session_id, tell=self.tell)
         if launch.confinement is None:
             return launch
-        action = network_action(command, self.network_rules())
-        if action == "deny":
+        if shown is not None:
+            launch = replace(launch, confinement=replace(launch.confinement, shown=tuple(shown)))
+        rules = network_rules.for_command(command, self.network_rules())
+        confined = launch.confinement
+        if not network_rules.opens(rules):
             return launch
-        if action == "ask":
-            try:
-                await ask("network", [command], list(always) or [command],
-                          {"command": command, "reason": "the command may use the network"}, always_ask=True)
-            except (DeniedError, PolicyRefusedError, RejectedError) as exc:
-                return replace(launch, network_refused=_refusal(exc))
-        return replace(launch, confinement=replace(launch.confinement, network=True))
-
-
-def network_action(command: str, rules: Iterable[Rule]) -> str:
-    """What the rules naming `network` say about `command`; none of them means deny.
-
-    A rule for every permission (`"*": allow`, `permission: allow`) is not counted: opening the network
-    takes a rule that names it.
-    """
-    named = [r for r in rules if r.permission == "network"]
-    return evaluate("network", command, named).action if named else "deny"
+        if confined.backend.kind != "bwrap" or arch() is None:  # no proxy without the relay and its filter
+            if network_rules.allows_every_host(rules):
+                return replace(launch, confinement=replace(confined, network=True))
+            return launch
+        gate = network_rules.HostGate(command, self.network_rules, ask)
+        return replace(launch, confinement=replace(confined, proxy=HostProxy(gate)))
 
 
 def caller_network_rules(ruleset: Iterable[Rule], grants: Iterable[Grant], agent: str) -> list[Rule]:
@@ -284,11 +314,3 @@ def caller_network_rules(ruleset: Iterable[Rule], grants: Iterable[Grant], agent
     return [*(r for r in ruleset if r.permission == "network"),
             *(g.rule() for g in grants if g.agent == agent and g.permission == "network")]
 
-
-def _refusal(exc: Exception) -> str:
-    if isinstance(exc, DeniedError):
-        return "a rule denies it"
-    if isinstance(exc, PolicyRefusedError):
-        return "nobody was present to allow it"
-    feedback = getattr(exc, "feedback", None)
-    return f"the person refused it: {feedback}" if feedback else "the person refused it"

@@ -13,6 +13,7 @@ Given a `Confinement`, the shell runs inside the OS sandbox (`ossandbox.py`): bw
 leader and the shell its descendant in the same group, so the same signals reach both. bwrap's PID
 namespace adds a floor under the group: when bwrap dies, everything inside dies with it, including a
 job that left the group with `setsid`. A sandboxed command's background jobs end when its shell exits.
+A confinement with a network proxy gets it for exactly the command's lifetime (`wait`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import IO
 from ... import id as ids
 from ... import secrets
 from ..base import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES, bounded, cut_note, split_lines
+from . import protected
 from .ossandbox import Confinement
 
 UPDATE_INTERVAL_S = 0.1
@@ -170,15 +172,48 @@ class ShellRun:
         self.exit_code: int | None = None
         self.timed_out = False
         self.stopped_background = False
+        self._pgid: int | None = None
+        self.undone: list[str] = []
+        """What the command made or replaced among the protected paths, moved away after it (`protected.py`)."""
         self._last_update = 0.0
 
     async def wait(self, timeout_s: float) -> None:
         """Run the command to its end or its timeout; on cancellation stop it, then re-raise."""
+        proxy = self.confinement.proxy if self.confinement is not None else None
+        # The proxy lives exactly as long as the command: it serves nobody before, and cuts every tunnel after.
+        async with proxy.serving() if proxy is not None else contextlib.nullcontext() as proxy_socket:
+            await self._wait(timeout_s, proxy_socket)
+
+    async def _wait(self, timeout_s: float, proxy_socket: Path | None) -> None:
         argv = [shutil.which("bash") or "/bin/sh", "-c", self.command]
         seccomp = None
+        guard = None
         if self.confinement is not None:
             seccomp = self.confinement.filter_descriptor()
-            argv = self.confinement.wrap(argv, cwd=self.cwd, seccomp_fd=seccomp)
+            guard = self.confinement.guard()
+            argv = self.confinement.wrap(argv, cwd=self.cwd, seccomp_fd=seccomp, guard=guard, proxy_socket=proxy_socket)
+            protected.started(guard)
+        try:
+            await self._run(argv, seccomp, timeout_s)
+        finally:
+            if guard is not None:
+                try:
+                    if guard.missing or guard.links:
+                        await self._settled()
+                        self.undone = guard.undo(self.capture.folder.parent / protected.QUARANTINE)
+                finally:
+                    protected.finished(guard)
+
+    async def _settled(self) -> None:
+        """Bubblewrap's process group is gone: nothing of the sandbox can write any more."""
+        if self._pgid is None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + protected.SETTLE_S
+        while loop.time() < deadline and group_alive(self._pgid):
+            await asyncio.sleep(EXIT_POLL_S)
+
+    async def _run(self, argv: list[str], seccomp: int | None, timeout_s: float) -> None:
         spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
             *argv, cwd=self.cwd,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
@@ -188,6 +223,7 @@ class ShellRun:
             spawn.add_done_callback(lambda _: os.close(seccomp))
         try:
             proc = await asyncio.shield(spawn)
+            self._pgid = proc.pid
         except asyncio.CancelledError:
             # Stopped while the process was being started: it exists (or is about to). It has done nothing worth
             # a grace period yet (a sandbox may not even handle TERM while it sets up), so kill its group at once.

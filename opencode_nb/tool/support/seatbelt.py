@@ -2,9 +2,10 @@
 
 The profile starts from "allow" and takes away what matters, rather than starting from "deny" and
 listing every Mach service a compiler or `git` might look up: writes outside the writable directories,
-the network (unless allowed), and signals to processes outside the sandbox. Paths are passed as `-D`
-parameters, so no path needs quoting inside the profile, and are resolved first: Seatbelt matches real
-paths (`/private/tmp`, not `/tmp`).
+the network (unless allowed), signals to processes outside the sandbox, and writes to the files that steer
+the agents (`protected.py`), existing or not, with the folders leading to them inside the project. Paths
+are passed as `-D` parameters, so no path needs quoting inside the profile, and are resolved first:
+Seatbelt matches real paths (`/private/tmp`, not `/tmp`).
 
 macOS has no private /tmp, so the per-user `$TMPDIR` (under /var/folders, private to the user) stays
 writable. Other processes remain visible (`ps`), though they cannot be signalled. `sandbox-exec` is
@@ -25,8 +26,9 @@ DEVICES = ('(literal "/dev/null")', '(literal "/dev/zero")', '(literal "/dev/dtr
 """Devices a command writes to in the ordinary course (`> /dev/null`, its own terminal)."""
 
 
-def profile(writable_count: int, *, network: bool) -> str:
-    """The profile text; directory `i` of the writable ones is the parameter `WRITABLE_i`."""
+def profile(writable_count: int, *, network: bool, protected_count: int = 0, pinned_count: int = 0) -> str:
+    """The profile text; directory `i` of the writable ones is the parameter `WRITABLE_i`, protected path `i`
+    (`protected.py`) is `PROTECTED_i`, and folder `i` that leads to one inside a writable folder is `PINNED_i`."""
     writable = [f'    (subpath (param "WRITABLE_{i}"))' for i in range(writable_count)]
     lines = [
         "(version 1)",
@@ -36,6 +38,17 @@ def profile(writable_count: int, *, network: bool) -> str:
         *writable,
         *(f"    {device}" for device in DEVICES),
         ")",
+    ]
+    if protected_count or pinned_count:
+        # Seatbelt matches paths, not mounts: a path that does not exist yet is denied as well as one that
+        # does, and a folder on the way to one cannot be renamed or removed (`mv .git x`).
+        lines += [
+            "(deny file-write*",
+            *(f'    (subpath (param "PROTECTED_{i}"))' for i in range(protected_count)),
+            *(f'    (literal (param "PINNED_{i}"))' for i in range(pinned_count)),
+            ")",
+        ]
+    lines += [
         "(deny signal)",
         "(allow signal (target same-sandbox))",
     ]
@@ -44,16 +57,38 @@ def profile(writable_count: int, *, network: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def sandbox_exec_args(binary: str, *, writable: Sequence[Path], network: bool) -> list[str]:
+def sandbox_exec_args(binary: str, *, writable: Sequence[Path], network: bool,
+                      protected: Sequence[Path] = ()) -> list[str]:
     """The `sandbox-exec` command line that runs what follows it (append the command's argv)."""
     folders = [os.path.realpath(p) for p in writable if Path(p).is_dir()]
     tmp = os.environ.get("TMPDIR")
     if tmp and os.path.isdir(tmp) and os.path.realpath(tmp) not in folders:
         folders.append(os.path.realpath(tmp))
-    args = [binary, "-p", profile(len(folders), network=network)]
+    kept = [_real(p) for p in protected]
+    kept = [p for p in kept if any(p != Path(f) and Path(f) in p.parents for f in folders)]
+    pinned: list[Path] = []
+    for path in kept:
+        area = next(Path(f) for f in folders if Path(f) in path.parents)
+        pinned += [p for p in path.parents if area in p.parents and p not in pinned]
+    args = [binary, "-p", profile(len(folders), network=network, protected_count=len(kept),
+                                  pinned_count=len(pinned))]
     for i, folder in enumerate(folders):
         args += ["-D", f"WRITABLE_{i}={folder}"]
+    for i, path in enumerate(kept):
+        args += ["-D", f"PROTECTED_{i}={path}"]
+    for i, path in enumerate(pinned):
+        args += ["-D", f"PINNED_{i}={path}"]
     return args
+
+
+def _real(path: Path) -> Path:
+    """A path's real form, also for one that does not exist yet (its deepest existing folder resolved)."""
+    missing: list[str] = []
+    head = Path(path)
+    while not os.path.lexists(head) and head != head.parent:
+        missing.append(head.name)
+        head = head.parent
+    return Path(os.path.realpath(head), *reversed(missing))
 
 
 def find() -> str | None:

@@ -13,13 +13,16 @@ literal values (`d=../x; touch $d`) is resolved with those values.
 
 from __future__ import annotations
 
+import glob
 import itertools
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...secrets import is_secret_file
 from .parsed import ParsedCommand, Redirect, SimpleCommand
 from .shell import CWD_COMMANDS
 from .variables import Variables
@@ -56,6 +59,12 @@ READERS = frozenset({"cat", "head", "tail", "less", "more", "grep", "egrep", "fg
 """Commands that only read the files they are given (git writes its own files through git's own rules)."""
 
 
+NAME_ONLY = frozenset({"ls", "stat", "test", "[", "realpath", "readlink", "basename", "dirname", "du", "touch", "rm"})
+"""Commands that act on a file's name or metadata and never show its content: naming `.env` to them is no read."""
+MAX_EXPANDED = 1000
+"""Names a wildcard is expanded to, at most, when looking for secret files among them."""
+
+
 @dataclass
 class PathCheck:
     outside: list[Path] = field(default_factory=list)
@@ -65,6 +74,11 @@ class PathCheck:
     git_internals: list[str] = field(default_factory=list)
     """Files under a `.git` folder (or the hooks folder) the line may write, relative to the project: a hook or
     a config key written there makes git run code later."""
+    linked: list[Path] = field(default_factory=list)
+    secret_files: list[str] = field(default_factory=list)
+    """Files that conventionally hold secrets (`.env`, `id_rsa`) the line may read, named as an argument, a
+    redirection source or a wildcard the shell expands to them; relative inside the project, else absolute."""
+    """Files in the project a redirection writes that have other names (hard links), which may be outside."""
 
 
 def check_paths(parsed: ParsedCommand, cwd: Path, root: Path,
@@ -77,12 +91,14 @@ def check_paths(parsed: ParsedCommand, cwd: Path, root: Path,
     here: Path | None = cwd
 
     def check(word: Word, variables: Variables, base: Path | None, always_a_path: bool = False,
-              writes: bool = False) -> None:
+              writes: bool = False, redirected: bool = False, reads: bool = True) -> None:
         for value in _candidates(word, variables, always_a_path):
             if value is None:
                 if word.text not in found.unknown:
                     found.unknown.append(word.text)
                 continue
+            if reads and not _harmless(value):
+                _secret_files(value, word.glob, base, root, found.secret_files)
             if _harmless(value):
                 continue
             path = _literal_path(value, base)
@@ -95,10 +111,13 @@ def check_paths(parsed: ParsedCommand, cwd: Path, root: Path,
                 relative = path.relative_to(root).as_posix()
                 if relative not in found.git_internals:
                     found.git_internals.append(relative)
+            if redirected and path not in found.outside and path not in found.linked and _hard_linked(path):
+                found.linked.append(path)
 
     def redirect(entry: Redirect) -> None:
         if entry.target.kind != "process_substitution":
-            check(entry.target, entry.variables, here, always_a_path=True, writes=entry.writes)
+            check(entry.target, entry.variables, here, always_a_path=True, writes=entry.writes,
+                  redirected=entry.writes, reads=not entry.writes)
 
     for index, command in enumerate(parsed.commands):
         while r < len(redirects) and redirects[r].before <= index:
@@ -111,7 +130,7 @@ def check_paths(parsed: ParsedCommand, cwd: Path, root: Path,
         if name in NOT_PATHS:
             continue
         for word in _path_arguments(name, command.words):
-            check(word, command.variables, here, writes=name not in READERS)
+            check(word, command.variables, here, writes=name not in READERS, reads=name not in NAME_ONLY)
     for entry in redirects[r:]:
         redirect(entry)
     return found
@@ -168,6 +187,34 @@ def _path_arguments(name: str, words: list[Word]) -> list[Word]:
         if value is not None and (m := _SETTING.fullmatch(value)) and re.match(r"[./~]|.*/", m.group(2)):
             out.append(Word(m.group(2), m.group(2), tilde=m.group(2).startswith("~")))  # `dd of=../x`
     return out
+
+
+def _hard_linked(path: Path) -> bool:
+    try:
+        info = path.stat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink > 1
+
+
+def _secret_files(value: str, wildcard: bool, base: Path | None, root: Path, into: list[str]) -> None:
+    """Add the files holding secrets `value` names: itself, or what the shell expands it to. The expansion is
+    made here as the shell will make it (a leading `*` skips dot files in both), on the files there now."""
+    if base is None and not value.startswith("/"):
+        return
+    names = [value]
+    if wildcard and any(c in value for c in "*?["):
+        names = list(itertools.islice(glob.iglob(value, root_dir=None if value.startswith("/") else base),
+                                      MAX_EXPANDED))
+    for name in names:
+        path = Path(name) if name.startswith("/") else (base or root) / name
+        try:
+            path = path.resolve()
+        except (OSError, RuntimeError):
+            path = Path(os.path.normpath(path))
+        shown = path.relative_to(root).as_posix() if path.is_relative_to(root) and path != root else path.as_posix()
+        if is_secret_file(shown) and shown not in into:
+            into.append(shown)
 
 
 def _harmless(value: str) -> bool:
