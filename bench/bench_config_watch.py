@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from opencode_nb.config import load_config
-from opencode_nb.kernel import preflight
+from opencode_nb.kernel.magics import preflight
 from opencode_nb.workspace import Workspace
 
 ROUNDS = 300

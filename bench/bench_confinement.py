@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_sandbox import shell_with_frame  # the same 1 GB frame
 
-from opencode_nb.kernel.sandbox import run_forked
+from opencode_nb.kernel.python.fork import run_forked
 
 RUNS = 15
 CODES = ["len(df)", 'df["a"].iloc[:1000].mean()']
@@ -49,9 +49,9 @@ async def cost() -> None:
 
 SETUP = """
 import asyncio, numpy as np, pandas as pd
-from opencode_nb.kernel.sandbox import run_forked
+from opencode_nb.kernel.python.fork import run_forked
 from opencode_nb.sandbox.confine import warm
-from opencode_nb.tool.support.bwrap import jupyter_runtime
+from opencode_nb.sandbox.bwrap import jupyter_runtime
 warm(), jupyter_runtime()  # as the workspace does when %load_ext builds it
 df = pd.DataFrame(np.random.default_rng(0).standard_normal((15_000_000, 8)), columns=list("abcdefgh"))
 runs = []

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from IPython.core.interactiveshell import InteractiveShell
 
-from opencode_nb.kernel.live import LiveRunner
+from opencode_nb.kernel.python.live import LiveRunner
 
 CODE = 'm = df["a"].mean()\nm'
 RUNS = 30

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from opencode_nb.sandbox.policy import Backend, Confinement, find_backend
 from opencode_nb.sandbox.proxy import HostProxy, Verdict
-from opencode_nb.tool.support.ossandbox import Backend, Confinement, find_backend
-from opencode_nb.tool.support.process import ShellRun
+from opencode_nb.tool.shell.process import ShellRun
 
 RUNS = 7
 REQUESTS = 20

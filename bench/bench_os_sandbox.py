@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from opencode_nb.kernel.worker import run_in_worker
-from opencode_nb.tool.support import bwrap as bwrap_module
-from opencode_nb.tool.support.ossandbox import BWRAP_ENV, Backend, Confinement, ShellSandbox, find_backend
-from opencode_nb.tool.support.process import ShellRun
+from opencode_nb.kernel.python.worker import run_in_worker
+from opencode_nb.sandbox import bwrap as bwrap_module
+from opencode_nb.sandbox.policy import BWRAP_ENV, Backend, Confinement, ShellSandbox, find_backend
+from opencode_nb.tool.shell.process import ShellRun
 
 RUNS = 100
 WORKER_RUNS = 7

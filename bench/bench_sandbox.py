@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from opencode_nb.kernel.execute import run_code
-from opencode_nb.kernel.sandbox import fork_refusal, run_forked
+from opencode_nb.kernel.python.execute import run_code
+from opencode_nb.kernel.python.fork import fork_refusal, run_forked
 
 RUNS = 9
 CODES = ['df["a"].mean()', "len(df)", "df.sum()"]

@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.notebook is not None:
                 return run_notebook(Path(args.notebook) if args.notebook else None)
             if args.ask:
-                from .kernel.terminal import wire
+                from .kernel.magics.terminal import wire
 
                 return run_demo(args.model, keep=args.keep, attach=lambda ws, out: wire(ws, out=out))
             return run_demo(args.model, keep=args.keep)
@@ -101,7 +101,7 @@ def config_command(directory: Path, action: str) -> int:
     also says which OS sandbox shell commands run in."""
     with Workspace(directory) as ws:
         if action == "status":
-            from .tool.support.sandbox_status import sandbox_status
+            from .sandbox.status import sandbox_status
 
             print("OS sandbox of shell commands: " + sandbox_status(ws.sandbox.mode, ws.sandbox.binary).line)
         held = ws.config_held

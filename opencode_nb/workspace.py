@@ -36,6 +36,8 @@ from .permission.unattended import decide, policy_from_env
 from .provider.registry import ProviderRegistry
 from .question import QuestionAsked, QuestionReplied, QuestionRequest, QuestionService
 from .question.service import Answers, unattended_answers
+from .sandbox.policy import BWRAP_ENV, ShellSandbox
+from .sandbox.protected import Protected
 from .session.deps import LoopDeps
 from .session.loop import SessionLoop
 from .session.models import AssistantMessage, Part
@@ -45,8 +47,6 @@ from .session.store import SessionStore
 from .tool.base import OUTPUT_FOLDER
 from .tool.context import KernelBridge, NotebookAccess
 from .tool.registry import ToolRegistry, default_registry
-from .tool.support.ossandbox import BWRAP_ENV, ShellSandbox
-from .tool.support.protected import Protected
 
 OnAsk = Callable[[PermissionRequest], Reply | Awaitable[Reply]]
 """A script's own answer to a permission ask: "once", "always" or "reject"."""

@@ -14,10 +14,10 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "opencode_nb"
 
 LAYERS: list[set[str]] = [
-    {"errors", "id", "bus", "handoff", "values", "secrets", "sandbox", "__version__"},
+    {"errors", "id", "bus", "handoff", "values", "secrets", "__version__"},
     {"config"},
     {"permission"},
-    {"agent", "question"},
+    {"agent", "question", "sandbox"},
     {"provider"},
     {"tool"},
     {"session"},

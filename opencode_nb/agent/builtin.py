@@ -55,7 +55,7 @@ def default_rules(data_dir: Path, tmp_dir: Path) -> dict[str, Any]:
         # `edit: allow` from the config names `edit` only and never reaches it, nor does a global `"*"` rule
         # (permission.NAMED_ONLY): only a rule naming it (`git_internals: {".git/info/exclude": allow}`).
         "git_internals": "ask",
-        "agent_config": "ask",  # config, .opencode/, AGENTS.md, git hooks: named rules only (tool/support/protected.py)
+        "agent_config": "ask",  # config, .opencode/, AGENTS.md, git hooks: named rules only (sandbox/protected.py)
         "network": "deny",  # sandboxed shell commands get a network only from rules naming it (ossandbox.py)
     }
 

@@ -18,13 +18,13 @@ from functools import partial
 
 from ..config.schema import CommandConfig
 from ..errors import NotFoundError, ToolError
+from ..sandbox.policy import Launch, SandboxCall, caller_network_rules
 from ..session.deps import LoopDeps
 from ..session.loop import SessionLoop
 from ..session.models import AssistantMessage, CompactionPart, SubtaskPart
 from ..tool.base import OUTPUT_FOLDER
-from ..tool.support.ossandbox import Launch, SandboxCall, caller_network_rules
-from ..tool.support.process import ShellRun
-from ..tool.support.shell import parse_command
+from ..tool.shell.parse import parse_command
+from ..tool.shell.process import ShellRun
 from .builtin import LOCAL, builtin_commands
 from .template import render_template
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..permission.unattended import POLICY_ENV
 from ..provider.registry import OFFLINE_MODEL
-from ..tool.support.sandbox_status import sandbox_status
+from ..sandbox.status import sandbox_status
 from ..views.text import TextTranscript
 from .scratch import copy_sample, process_scratch
 from .script import DEMO_PROMPT, DemoModel

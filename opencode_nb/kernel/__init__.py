@@ -18,12 +18,12 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from .frontend import Frontend
-from .magics import AgentMagics, usage_errors
+from .magics.agent import AgentMagics, usage_errors
+from .magics.settings import Agent
+from .magics.transform import transform
+from .notebook.frontend import Frontend
 from .presence import Presence
 from .runner import NotebookAgent
-from .settings import Agent
-from .transform import transform
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def load_ipython_extension(shell: Any) -> None:
 
 
 def _install_completion(shell: Any, agent: NotebookAgent) -> None:
-    from .complete import mention_matcher
+    from .magics.complete import mention_matcher
 
     def names() -> tuple[list[str], list[str], Path]:
         ws = agent.workspace()

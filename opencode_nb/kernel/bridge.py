@@ -13,8 +13,8 @@ from ..config.schema import SandboxMode
 from ..sandbox.confine import MECHANISMS, Mechanism, warm
 from ..tool.context import SandboxRefused
 from ..values import CodeRun
-from .journal import Journal, LiveRun
-from .live import LiveRunner
+from .notebook.journal import Journal, LiveRun
+from .python.live import LiveRunner
 
 SANDBOX_MEMORY_MB = 4096
 """A sandboxed run's memory budget beyond what the kernel already holds."""
@@ -39,8 +39,8 @@ class IPythonBridge:
         self.confine_with: tuple[Mechanism, ...] = MECHANISMS
         """The OS confinements a fork may use, strongest first; narrowed to see what a machine without the
         stronger ones gets."""
-        from ..tool.support.bwrap import jupyter_runtime
-        from . import sandbox, worker  # noqa: F401  (imported here, off the main thread)
+        from ..sandbox.bwrap import jupyter_runtime
+        from .python import fork, worker  # noqa: F401  (imported here, off the main thread)
 
         warm()
         jupyter_runtime()
@@ -71,8 +71,8 @@ class IPythonBridge:
                             sandbox: SandboxMode = "auto") -> CodeRun:
         """A fork when it is safe (fast, and sees everything); a worker given copies when it is not. Either is
         confined by the OS unless `sandbox` is off; `required` refuses to run without that."""
-        from .sandbox import fork_refusal, run_forked
-        from .worker import run_in_worker, worker_refusal
+        from .python.fork import fork_refusal, run_forked
+        from .python.worker import run_in_worker, worker_refusal
 
         namespace = self._shell.user_ns
         why_not_fork = fork_refusal(code, namespace) if self.use_fork else "forks are turned off in this kernel"

@@ -41,17 +41,17 @@ from typing import TYPE_CHECKING, Any
 from .activity import CellActivity
 from .cell_now import calling_cell_id, cell_count, delivers_to_awaiting_cells
 from .ending import cell_error, error_output, status_of, with_error
-from .frontend import Frontend, FrontendError
-from .journal import TURN, Journal
+from .magics.settings import Agent
+from .notebook.frontend import Frontend, FrontendError
+from .notebook.journal import TURN, Journal
 from .presence import Presence
-from .settings import Agent
 from .stopped import AgentStopped
 
 if TYPE_CHECKING:
     from ..session.models import AssistantMessage, Part
     from ..views import SessionView, ViewHub
     from ..workspace import Workspace
-    from .cells import NotebookCells
+    from .notebook.cells import NotebookCells
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ class NotebookAgent:
     def _build(self, directory: Path) -> Workspace:
         from ..workspace import Workspace
         from .bridge import IPythonBridge
-        from .cells import NotebookCells
+        from .notebook.cells import NotebookCells
 
         ws = Workspace(directory)
         ws.permissions.policy = self.presence.permission
@@ -163,7 +163,7 @@ class NotebookAgent:
                                     activity=self.activity, journal=self.journal, runner=bridge.live,
                                     root_of=ws.sessions.root_of)
         if self.presence.mode == "terminal":
-            from .terminal import wire
+            from .magics.terminal import wire
 
             self._unwire = wire(ws)
         return ws
@@ -339,8 +339,8 @@ class NotebookAgent:
         from ..errors import OpencodeNbError
         from ..views import SessionView, transcript_bundle
         from ..views.records import AskRecorder
-        from . import listing
-        from .plans import save_callback
+        from .magics import listing
+        from .plans.steps import save_callback
 
         view: SessionView | None = None
         handle: Any = None
@@ -423,7 +423,7 @@ class NotebookAgent:
 
     async def undo(self, run_id: str | None = None) -> dict[str, str]:
         """`%agent undo [RUN]`: the latest turn's cells and bindings, or one live run's bindings."""
-        from . import listing
+        from .magics import listing
 
         ws = await self.aworkspace()
         if ws.notebook is None:
@@ -443,7 +443,7 @@ class NotebookAgent:
             return
 
         async def finish() -> None:
-            from . import listing
+            from .magics import listing
 
             try:
                 shown = await bundle

@@ -17,9 +17,9 @@ from ..config.schema import Config
 from ..permission import PermissionService
 from ..provider.registry import ProviderRegistry
 from ..question import QuestionService
+from ..sandbox.policy import ShellSandbox
 from ..tool.context import KernelBridge, NotebookAccess
 from ..tool.registry import ToolRegistry
-from ..tool.support.ossandbox import ShellSandbox
 from .service import SessionService
 
 

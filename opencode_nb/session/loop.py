@@ -27,8 +27,8 @@ from ..permission.events import ToolRef
 from ..permission.rules import as_ruleset, disabled, evaluate, wildcard_match
 from ..provider.request import LLMMessage, LLMRequest, TextBlock
 from ..provider.retry import RetryPolicy
+from ..sandbox.policy import SandboxCall, caller_network_rules
 from ..tool.base import Tool, ToolContext
-from ..tool.support.ossandbox import SandboxCall, caller_network_rules
 from . import system
 from .compaction import Compactor
 from .deps import LoopDeps

@@ -16,8 +16,8 @@ from importlib.resources import files
 from pathlib import Path
 
 from ..tool.context import KernelBridge
+from ..tool.files.ignore import ignore_spec
 from ..tool.support.describe import list_namespace
-from ..tool.support.ignore import ignore_spec
 
 INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md")
 """Project instruction files, looked for from the working directory up to the project root. The first name

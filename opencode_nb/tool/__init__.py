@@ -7,7 +7,7 @@ registry holds the tools a workspace offers. `command_patterns` is how a shell l
 from .base import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES, Tool, ToolResult
 from .context import AgentSwitch, KernelBridge, TaskRunner, TodoStore, ToolContext
 from .registry import ToolRegistry, default_registry
-from .support.shell import command_patterns
+from .shell.parse import command_patterns
 
 __all__ = ["MAX_OUTPUT_BYTES", "MAX_OUTPUT_LINES", "AgentSwitch", "KernelBridge", "TaskRunner", "TodoStore", "Tool",
            "ToolContext", "ToolRegistry", "ToolResult", "command_patterns", "default_registry"]

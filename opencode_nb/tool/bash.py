@@ -1,6 +1,6 @@
 """bash: run a shell command in the workspace, streaming its output.
 
-Before anything runs, the line is checked (see `support/shell.py`): every command in it, as it will run
+Before anything runs, the line is checked (see `shell/parse.py`): every command in it, as it will run
 (quotes, paths and wrappers seen through), and every statement without a command word. Paths it names
 outside the workspace, or builds from what only the run will know, ask `external_directory` first. Then:
 - a line that does not parse, or whose programs cannot be known (`$cmd`, `git $sub`), asks a person
@@ -11,8 +11,8 @@ outside the workspace, or builds from what only the run will know, ask `external
 A redirection into a file that steers the agents (config, `.opencode/`, `AGENTS.md`, git hooks and config)
 asks `agent_config`, and one into a file with other names (a hard link) asks `external_directory`. The OS
 sandbox is told which outside folders were allowed: where the rules do not allow outside reads, it shows
-the command only those (`support/readable.py`), and it keeps the protected files read-only.
-The command then runs as its own process group (`support/process.py`): a timeout or a Stop ends everything
+the command only those (`sandbox/readable.py`), and it keeps the protected files read-only.
+The command then runs as its own process group (`shell/process.py`): a timeout or a Stop ends everything
 it started, and the model gets the output's tail (errors come last) and the path of the full text.
 """
 
@@ -27,15 +27,15 @@ from .. import secrets
 from ..config.paths import global_config_dir
 from ..errors import DeniedError, PolicyRefusedError, ToolError
 from ..permission import evaluate
+from ..sandbox.policy import Launch
+from ..sandbox.protected import AGENT_CONFIG, AGENT_CONFIG_REASON, Protected, undo_note
+from ..sandbox.readable import shown_outside
 from .base import OUTPUT_FOLDER, Tool, ToolContext, ToolResult, folder_pattern, workspace_root
-from .support.access import GIT_PERMISSION, GIT_REASON, hooks_dirs, in_git_dir
-from .support.ossandbox import Launch
-from .support.parsed import Hidden, ParsedCommand
-from .support.process import ShellRun
-from .support.protected import AGENT_CONFIG, AGENT_CONFIG_REASON, Protected, undo_note
-from .support.readable import shown_outside
-from .support.shell import PROBE, command_patterns, parse_command
-from .support.shell_paths import PathCheck, check_paths
+from .files.access import GIT_PERMISSION, GIT_REASON, hooks_dirs, in_git_dir
+from .shell.parse import PROBE, command_patterns, parse_command
+from .shell.parsed import Hidden, ParsedCommand
+from .shell.process import ShellRun
+from .shell.shell_paths import PathCheck, check_paths
 
 __all__ = ["BashTool", "command_patterns"]
 

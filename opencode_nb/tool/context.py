@@ -9,22 +9,21 @@ described here as a protocol, and the layers above fill it in.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..permission.events import ToolRef
+from ..permission.service import Ask
 from ..values import Cell, CellRun, CodeRun, NewCell, NotebookSnapshot, Todo
 
 if TYPE_CHECKING:
     from ..config.schema import SandboxMode
     from ..permission.rules import Rule
     from ..question.service import QuestionService
-    from .support.ossandbox import SandboxCall
+    from ..sandbox.policy import SandboxCall
 
-Ask = Callable[..., Awaitable[None]]
-"""`await ask(permission, patterns, always=None, metadata=None, *, always_ask=False)`."""
 
 Update = Callable[[str | None, dict[str, Any] | None], None]
 """`update(title, metadata)`: a new live title (None keeps it) and metadata merged into the running part."""

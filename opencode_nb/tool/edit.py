@@ -12,7 +12,7 @@ place (or `replace_all` must be set), so a fallback never guesses between candid
 
 A CRLF file is matched as if it had LF endings and keeps its CRLF endings.
 
-The file is opened once (`support/textfile.changing`): a path outside the project asks
+The file is opened once (`files/textfile.changing`): a path outside the project asks
 `external_directory` before the file is even opened, so no answer ("not found", "could not find
 old_string") says anything about it until that is allowed. A change under `.git` also asks `git_internals`,
 one to a file that steers the agents `agent_config`, one through a hard link `external_directory`.
@@ -28,8 +28,8 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, relative
-from .support.access import ask_agent_config, ask_git_internals, ask_hard_link
-from .support.textfile import changing, diff_counts, read_text, require_file, unified_diff, write_text
+from .files.access import ask_agent_config, ask_git_internals, ask_hard_link
+from .files.textfile import changing, diff_counts, read_text, require_file, unified_diff, write_text
 
 
 class EditParams(BaseModel):

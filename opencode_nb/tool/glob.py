@@ -1,6 +1,6 @@
 """glob: files whose path matches a pattern, newest first.
 
-The folder is opened once and walked through that descriptor without following links (`support/ignore`),
+The folder is opened once and walked through that descriptor without following links (`files/ignore`),
 as ripgrep's file listing does: a link, or a folder swapped for one mid-walk, never lists what is outside.
 """
 
@@ -14,10 +14,10 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, inside, relative, workspace_root
-from .support.access import open_checked
-from .support.globpattern import glob_matcher, split_absolute
-from .support.ignore import IgnoreRules
-from .support.textfile import open_error
+from .files.access import open_checked
+from .files.globpattern import glob_matcher, split_absolute
+from .files.ignore import IgnoreRules
+from .files.textfile import open_error
 
 LIMIT = 100
 

@@ -39,11 +39,11 @@ from .. import secrets
 from ..errors import ToolError
 from ..permission import evaluate
 from .base import Tool, ToolContext, ToolResult, inside, relative, workspace_root
-from .support.access import open_checked
-from .support.globpattern import glob_matcher
-from .support.ignore import ALWAYS_IGNORED, IgnoreRules
-from .support.safeopen import Opened, open_entry
-from .support.textfile import open_error
+from .files.access import open_checked
+from .files.globpattern import glob_matcher
+from .files.ignore import ALWAYS_IGNORED, IgnoreRules
+from .files.safeopen import Opened, open_entry
+from .files.textfile import open_error
 
 LIMIT = 100
 """Matches shown; more means the pattern should be narrower."""

@@ -1,6 +1,6 @@
 """list: a directory as an indented tree, without build and cache folders or what .gitignore ignores.
 
-The folder is opened once and walked through that descriptor without following links (`support/ignore`),
+The folder is opened once and walked through that descriptor without following links (`files/ignore`),
 so neither a link inside nor a folder swapped for one mid-walk shows what is outside the project.
 """
 
@@ -13,10 +13,10 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, inside, relative, workspace_root
-from .support.access import open_checked
-from .support.ignore import IgnoreRules
-from .support.safeopen import Opened
-from .support.textfile import open_error
+from .files.access import open_checked
+from .files.ignore import IgnoreRules
+from .files.safeopen import Opened
+from .files.textfile import open_error
 
 LIMIT = 100
 """Files shown; a bigger tree is better explored folder by folder or with glob."""

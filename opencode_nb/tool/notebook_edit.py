@@ -20,8 +20,8 @@ from ..errors import ToolError
 from ..values import Cell, CellType, NewCell
 from .base import Tool, ToolContext, ToolResult
 from .context import NotebookAccess
+from .files.textfile import diff_counts, unified_diff
 from .notebook import access, refused_as_error
-from .support.textfile import diff_counts, unified_diff
 
 Action = Literal["insert", "replace", "delete"]
 

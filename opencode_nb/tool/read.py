@@ -3,7 +3,7 @@
 Reading asks `read` with the path relative to the workspace; a path that leaves the workspace (as written,
 as its links resolve, or as the opened file really is) asks `external_directory` for its folder first.
 The file is opened once and read through that descriptor, so a link flipped after the check cannot send
-the read elsewhere (`support/safeopen`). Permission comes before anything about the file is said, so a
+the read elsewhere (`files/safeopen`). Permission comes before anything about the file is said, so a
 refused read does not even reveal whether the file exists. A file that conventionally holds secrets (`.env`,
 `id_rsa`: `secrets/files.py`) asks by the default rules; once allowed, its values are learned as secrets
 before the output is stored, so the model reads the file with its values redacted.
@@ -23,11 +23,11 @@ from .. import secrets
 from ..errors import ToolError
 from ..values import Attachment
 from .base import MAX_OUTPUT_BYTES, Tool, ToolContext, ToolResult, relative, workspace_root
-from .support.access import open_checked
-from .support.ignore import IgnoreRules
+from .files.access import open_checked
+from .files.ignore import IgnoreRules
+from .files.safeopen import open_path
+from .files.textfile import open_error
 from .support.ipynb import notebook_text
-from .support.safeopen import open_path
-from .support.textfile import open_error
 
 DEFAULT_LIMIT = 2000
 MAX_LINE = 2000

@@ -1,8 +1,8 @@
 """write: create a file, or replace one whole; the person sees the diff before it is written.
 
 The file is opened once and everything (the outside-the-project check, the diff, the write) uses what was
-opened (`support/textfile.changing`); a write into `.git` also asks `git_internals`, one to a file that steers
-the agents `agent_config`, one through a hard link `external_directory` (`support/access`).
+opened (`files/textfile.changing`); a write into `.git` also asks `git_internals`, one to a file that steers
+the agents `agent_config`, one through a hard link `external_directory` (`files/access`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, relative
-from .support.access import ask_agent_config, ask_git_internals, ask_hard_link
-from .support.textfile import changing, diff_counts, read_text, require_file, unified_diff, write_text
+from .files.access import ask_agent_config, ask_git_internals, ask_hard_link
+from .files.textfile import changing, diff_counts, read_text, require_file, unified_diff, write_text
 
 
 class WriteParams(BaseModel):

@@ -13,8 +13,8 @@ import pytest
 from opencode_nb.kernel.stopped import STOPPED
 
 from .frontend import WIDGET_VIEW, FakeExtension, FakeFrontend
+from .plans.test_steps import planned, step_source  # noqa: F401  (a fixture, used by name)
 from .test_extension import SAY_HI, SLOW
-from .test_plans import planned, step_source  # noqa: F401  (a fixture, used by name)
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -6,7 +6,7 @@ import pytest
 from opencode_nb.bus import Bus
 from opencode_nb.errors import CorrectedError, DeniedError, NotFoundError, PolicyRefusedError, RejectedError
 from opencode_nb.permission import NAMED_ONLY, Grant, PermissionService, Rule, ToolRef, from_config
-from opencode_nb.tool.support.shell import command_patterns
+from opencode_nb.tool.shell.parse import command_patterns
 
 ASK_BASH = from_config({"*": "allow", "bash": "ask"})
 

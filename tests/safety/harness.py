@@ -74,7 +74,7 @@ def sandbox_skip_reason(mode: str) -> str | None:
         return None
     if "sandbox" not in Config.model_fields:
         return "the config key `sandbox` (off | auto | required) is not implemented yet"
-    from opencode_nb.tool.support.ossandbox import Backend, find_backend
+    from opencode_nb.sandbox.policy import Backend, find_backend
 
     found = find_backend()
     return None if isinstance(found, Backend) else f"no working OS sandbox here: {found}"
@@ -294,7 +294,7 @@ def run_corpus(mode: str, cases: list[Case]) -> list[Outcome]:
 def run_unchecked(cases: list[Case]) -> dict[Case, bool]:
     """Whether each case's effect happens when its command runs with no checks at all (plain `bash -c`): a
     case whose effect never happens proves nothing about the checks."""
-    from opencode_nb.tool.support.process import tool_env
+    from opencode_nb.tool.shell.process import tool_env
 
     base = Path(tempfile.mkdtemp(prefix="opencode-nb-corpus-", dir="/var/tmp" if os.access("/var/tmp", os.W_OK)
                                  else None))
@@ -318,7 +318,7 @@ def run_unchecked(cases: list[Case]) -> dict[Case, bool]:
 
 def _run_unchecked_call(stage: Stage, tool: str, given: dict[str, Any]) -> None:
     """What an earlier call of a case does, done directly: the calls cases make before their command."""
-    from opencode_nb.tool.support.process import tool_env
+    from opencode_nb.tool.shell.process import tool_env
 
     if tool == "bash":
         subprocess.run(["bash", "-c", given["command"]], cwd=stage.root, env=tool_env(), stdin=subprocess.DEVNULL,

@@ -30,7 +30,7 @@ import yaml
 from opencode_nb import Workspace
 from opencode_nb.config import ConfigWarning
 from opencode_nb.provider import Scripted
-from opencode_nb.tool.support.ossandbox import Backend, find_backend
+from opencode_nb.sandbox.policy import Backend, find_backend
 
 LOOSE = {"model": "scripted/demo", "sandbox": "off", "permission": {"*": "allow"}}
 """What the agent writes: no sandbox, and everything allowed."""

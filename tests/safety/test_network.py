@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from opencode_nb.tool.support.ossandbox import Backend, find_backend
+from opencode_nb.sandbox.policy import Backend, find_backend
 
 from .test_sandbox import Run
 

@@ -24,7 +24,7 @@ import pytest
 
 from opencode_nb import Workspace
 from opencode_nb.provider import Scripted
-from opencode_nb.tool.support.ossandbox import Backend, find_backend
+from opencode_nb.sandbox.policy import Backend, find_backend
 
 HOOK = "#!/bin/sh\ntouch PWNED\n"
 LOOSE = "sandbox: off\npermission:\n  '*': allow\n"

@@ -22,7 +22,7 @@ import pytest
 
 from opencode_nb import Workspace
 from opencode_nb.provider import Scripted
-from opencode_nb.tool.support.ossandbox import Backend, find_backend
+from opencode_nb.sandbox.policy import Backend, find_backend
 
 SECRET = "TOPSECRET-41c9"
 DENY_OUTSIDE = {"*": "allow", "external_directory": "deny"}

@@ -25,7 +25,7 @@ import pytest
 from opencode_nb import Workspace
 from opencode_nb.errors import ConfigError
 from opencode_nb.provider import Scripted
-from opencode_nb.tool.support.ossandbox import BWRAP_ENV, Backend, find_backend
+from opencode_nb.sandbox.policy import BWRAP_ENV, Backend, find_backend
 
 from .harness import Loopback
 

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from opencode_nb import Workspace, secrets
-from opencode_nb.kernel.worker import run_in_worker
+from opencode_nb.kernel.python.worker import run_in_worker
 from opencode_nb.provider import Scripted
 from opencode_nb.provider.events import ProviderEvent, StepFinish, TextDelta
 from opencode_nb.provider.request import LLMRequest

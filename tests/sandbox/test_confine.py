@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from opencode_nb.kernel import worker
+from opencode_nb.kernel.python import worker
 from opencode_nb.sandbox import confine
 from opencode_nb.sandbox.linux import load
 

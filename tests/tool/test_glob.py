@@ -71,7 +71,7 @@ async def test_globbing_outside_the_workspace_asks_external_directory(ctx, tmp_p
 def test_glob_matching_rules(pattern, path, hit):
     from pathlib import PurePosixPath
 
-    from opencode_nb.tool.support.globpattern import glob_matcher
+    from opencode_nb.tool.files.globpattern import glob_matcher
 
     assert glob_matcher(pattern)(PurePosixPath(path)) is hit
 
@@ -98,7 +98,7 @@ async def test_links_are_not_followed_nor_listed(ctx, project, tmp_path):
 def test_repeated_double_stars_do_not_backtrack():
     from pathlib import PurePosixPath
 
-    from opencode_nb.tool.support.globpattern import glob_matcher
+    from opencode_nb.tool.files.globpattern import glob_matcher
 
     matches = glob_matcher("**/" * 30 + "x.py")
     assert matches(PurePosixPath("a/" * 40 + "x.py")) and not matches(PurePosixPath("a/" * 40 + "y.py"))

@@ -1,1 +1,3 @@
-"""Helpers the tools share (shell parsing, glob patterns, ignore rules, text files, processes); no tool lives here."""
+"""What tools share beyond shell and files: describing values (`describe/`), plan files as steps (`plandoc`),
+notebooks as the model reads them (`ipynb`), and streaming a running tool's output (`stream`); no tool lives
+here."""

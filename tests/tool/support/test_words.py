@@ -3,8 +3,8 @@ does; expansions and globs are what the shell decides when the line runs."""
 
 import pytest
 
-from opencode_nb.tool.support.shell import _parser
-from opencode_nb.tool.support.words import decode_ansi_c, words
+from opencode_nb.tool.shell.parse import _parser
+from opencode_nb.tool.shell.words import decode_ansi_c, words
 
 
 def values(line: str) -> list[str | None]:

@@ -1,7 +1,7 @@
 """polars' thread pool, which a look at the person's values must not start.
 
 Once the pool's threads (`polars-0`, `polars-1`, …) have run, the kernel can no longer be copied by a fork
-(`opencode_nb.kernel.gates`): every later run of the python tool goes to a spawned worker, a second slower. So
+(`opencode_nb.kernel.python.gates`): every later run of the python tool goes to a spawned worker, a second slower. So
 a description reads polars values only through calls measured to leave the pool alone; measured with polars 2.1
 in a fresh interpreter, from /proc/self/task/*/comm before and after each call:
 

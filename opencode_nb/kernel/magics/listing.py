@@ -1,0 +1,192 @@
+"""What the `%agent` subcommands print: sessions, agents, models, permissions and config, as HTML tables
+with a plain-text twin (so a terminal or a saved notebook reads them too)."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ... import secrets
+from ...views.markdown import escape
+
+if TYPE_CHECKING:
+    from ...workspace import Workspace
+    from .preflight import ModelChoice
+
+SECRET_WORDS = ("key", "token", "secret", "password")
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str = "") -> dict[str, str]:
+    rows = [[str(c) for c in row] for row in rows]
+    head = "".join(f"<th style='text-align:left'>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td style='text-align:left'>{escape(c)}</td>" for c in row) + "</tr>"
+                   for row in rows)
+    html = (f"<table class='ocnb-table'>{f'<caption>{escape(caption)}</caption>' if caption else ''}"
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+    lines = [caption] if caption else []
+    lines.append("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return {"text/html": html, "text/plain": "\n".join(lines)}
+
+
+def text(value: str) -> dict[str, str]:
+    return {"text/html": f"<pre>{escape(value)}</pre>", "text/plain": value}
+
+
+def ago(stamp: float) -> str:
+    seconds = max(0.0, time.time() - stamp)
+    if seconds < 90:
+        return f"{int(seconds)}s ago"
+    if seconds < 5400:
+        return f"{int(seconds // 60)}m ago"
+    if seconds < 86400 * 2:
+        return f"{int(seconds // 3600)}h ago"
+    return datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M")
+
+
+def sessions(ws: Workspace, *, notebook: str | None, current: str | None, everything: bool = False) -> dict[str, str]:
+    """This notebook's sessions, newest first, each followed by its children, indented under it.
+
+    A session nothing was ever written to is left out (unless it is the current one, just made by
+    `%agent new`): it has nothing to resume.
+    """
+    roots = [s for s in ws.sessions.list(None) if everything or not notebook or s.notebook == notebook]
+    rows: list[list[str]] = []
+
+    def add(session: Any, depth: int) -> None:
+        agent, tokens = ws.sessions.activity(session.id)
+        mark = "▶ " if session.id == current else ""
+        # No-break spaces: an HTML table would collapse ordinary ones, and the children would not look indented.
+        indent = "\u00a0\u00a0" * (depth - 1) + "└\u00a0" if depth else ""
+        rows.append([mark + indent + session.id, indent + session.title, agent, f"{tokens:,}",
+                     f"${session.cost:.4f}", ago(session.updated_at)])
+        for child in ws.sessions.children(session.id):
+            add(child, depth + 1)
+
+    shown = (r for r in roots if r.id == current or not ws.sessions.is_empty(r.id))
+    for root in itertools.islice(shown, 50):
+        add(root, 0)
+    if not rows:
+        return text("No sessions yet for this notebook. Run a prompt with %%agent to start one.")
+    caption = "Sessions of this notebook (▶ current, └ a subagent's session under its parent); continue one with " \
+              "%agent resume ID"
+    return table(["id", "title", "agent", "tokens", "cost", "last activity"], rows, caption=caption)
+
+
+def agents(ws: Workspace) -> dict[str, str]:
+    default = ws.agents.default.name
+    rows = [[("* " if a.name == default else "") + a.listed_as, a.mode, a.model or "(default)", a.description or ""]
+            for a in ws.agents.list()]
+    return table(["agent", "mode", "model", "description"], rows, caption="Agents (* default); use @name or --agent")
+
+
+def models(ws: Workspace, in_use: ModelChoice, default: ModelChoice) -> dict[str, str]:
+    """The models known here, which one the next prompt uses and why, which one is the default, and what
+    each provider still needs (a key, a server) before its models can answer."""
+    rows = []
+    for model in dict.fromkeys([in_use.model, default.model, *ws.providers.models()]):
+        marks = ("▶" if model == in_use.model else " ") + ("*" if model == default.model else " ")
+        rows.append([f"{marks} {model}", ws.providers.status(model.partition("/")[0])])
+    caption = "Models (▶ in use, * default)"
+    why = f"In use: {in_use.model} ({in_use.why})."
+    if default.model != in_use.model or default.why != in_use.why:
+        why += f" Default: {default.model} ({default.why})."
+    how = ("Choose one with --model provider/model on a prompt, %config Agent.model = \"provider/model\" for this "
+           "notebook, or model: provider/model in opencode.yaml. %agent help shows a local server's opencode.yaml.")
+    out = table(["model", "provider"], rows, caption=caption)
+    return {"text/html": out["text/html"] + f"<p>{escape(why)}<br>{escape(how)}</p>",
+            "text/plain": f"{out['text/plain']}\n\n{why}\n{how}"}
+
+
+def permissions(ws: Workspace, agent: str, session_id: str | None, *, mode: str, policy: str,
+                reason: str) -> dict[str, str]:
+    info = ws.agents.get(agent)
+    rows = [[r.permission, r.pattern, r.action] for r in info.permission]
+    out = table(["permission", "pattern", "action"], rows,
+                caption=f"Rules of @{agent}, in order: the last matching rule wins")
+    grants = ws.permissions.grants(session_id) if session_id else []
+    grant_rows = [[g.agent, g.permission, g.pattern] for g in grants]
+    extra = table(["agent", "permission", "pattern"], grant_rows,
+                  caption="“Always” approvals given in this session") if grant_rows else text(
+        "No “always” approvals in this session yet.")
+    who = (f"Nobody is present ({reason}): asks are answered by policy {policy!r}."
+           if mode == "headless" else "Asks wait for your answer in the notebook.")
+    return {"text/html": out["text/html"] + extra["text/html"] + f"<p>{escape(who)}</p>",
+            "text/plain": "\n\n".join([out["text/plain"], extra["text/plain"], who])}
+
+
+def config(ws: Workspace, settings: list[tuple[str, Any, str]], notices: Sequence[str] = ()) -> dict[str, str]:
+    """The effective configuration: every value in force, defaults included, secrets masked, and where each one
+    came from; then the files read and the notebook's own settings (`%config Agent.*`).
+
+    Args:
+        settings: (name, value, source) of each `%config Agent.*` setting.
+        notices: lines to put first (the files changed but could not be read again, say).
+    """
+    from ...config.explain import explain
+    from ...sandbox.status import sandbox_status
+    from ...session.model_choice import DEFAULT_MODEL
+
+    fallbacks = {
+        "model": (DEFAULT_MODEL, "used when no prompt, %config or agent chooses one"),
+        "small_model": (None, "the model of the prompt"),
+        "default_agent": (ws.agents.default.name, "the first primary agent, build unless disabled"),
+        "permission": (None, "each agent's built-in rules; %agent permissions lists them"),
+    }
+    entries = [(entry.path, mask(entry.value, entry.path[-1]), entry.source)
+               for entry in explain(ws.loaded, fallbacks=fallbacks)]
+    lines = [f"# {n}" for n in notices]
+    lines.append(f"# effective configuration of {ws.directory} (secrets masked; # where each value came from)")
+    lines += _yaml_lines(entries)
+    sources = [str(s) for s in ws.loaded.sources]
+    lines.append("# files read: " + (", ".join(sources) if sources else "none (no opencode.yaml here or in "
+                                                                          f"{ws.loaded.global_dir})"))
+    lines.append("# OS sandbox of shell commands: " + sandbox_status(ws.sandbox.mode, ws.sandbox.binary).line)
+    lines.append("# this notebook (%config Agent.*):")
+    lines += [f"#   Agent.{name} = {value!r}    ({source})" for name, value, source in settings]
+    return text(secrets.redact("\n".join(lines)))  # a secret under a key that does not look like one
+
+
+def _yaml_lines(entries: list[tuple[tuple[str, ...], Any, str]]) -> list[str]:
+    """`key: value  # source` lines, the parents of nested keys written once above their children."""
+    import yaml
+
+    lines: list[str] = []
+    opened: tuple[str, ...] = ()
+    rows: list[tuple[str, str]] = []
+    for path, value, source in entries:
+        common = 0
+        while common < min(len(opened), len(path) - 1) and opened[common] == path[common]:
+            common += 1
+        for depth in range(common, len(path) - 1):
+            rows.append(("  " * depth + f"{_key(path[depth])}:", ""))
+        opened = path[:-1]
+        shown = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=10**6).strip()
+        shown = shown.removesuffix("\n...").removesuffix("...").strip()
+        rows.append(("  " * (len(path) - 1) + f"{_key(path[-1])}: {shown}", source))
+    width = min(60, max(len(r[0]) for r in rows)) if rows else 0
+    lines += [f"{left.ljust(width)}  # {why}" if why else left for left, why in rows]
+    return lines
+
+
+def _key(name: str) -> str:
+    import yaml
+
+    return yaml.safe_dump(name, allow_unicode=True).strip().removesuffix("...").strip()
+
+
+def mask(value: Any, key: str = "") -> Any:
+    """Secrets shown as set or not, never their value."""
+    if isinstance(value, dict):
+        return {k: mask(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask(v, key) for v in value]
+    if isinstance(value, str) and any(word in key.lower() for word in SECRET_WORDS):
+        if value.startswith("{env:"):
+            return value
+        return "•••• (set)" if value else ""
+    return value

@@ -1,0 +1,101 @@
+"""Taking back one turn: its cell changes and its live bindings, newest first, never over the person's edits.
+
+A cell is changed back only if it still reads exactly as the agent left it; otherwise the person has
+edited it since, and it is named in the report and left as it is. A deleted cell comes back at its old
+place with its outputs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...tool.context import NotebookRefused
+from ...values import Cell
+from ..python.live import LiveRunner
+from .journal import Deleted, Inserted, LiveRun, Replaced, Turn
+
+if TYPE_CHECKING:
+    from .cells import CellStore
+
+
+async def undo_turn(turn: Turn, store: CellStore | None, runner: LiveRunner, *, why_not: str | None = None) -> str:
+    """Undo `turn`; returns one short report. `store` is None when cells cannot be changed (`why_not` says why)."""
+    removed: list[str] = []
+    restored: list[str] = []
+    put_back: list[str] = []
+    skipped: list[str] = []
+    gone: list[str] = []
+    failed: list[str] = []
+    bindings: list[str] = []
+    cells_left = 0
+    current: dict[str, Cell] | None = None
+    for _, change in reversed(turn.changes):
+        if isinstance(change, LiveRun):
+            if change.run_id in runner.records:
+                bindings.append(runner.undo(change.run_id))
+            continue
+        if store is None:
+            cells_left += 1
+            continue
+        if current is None:
+            current = {c.id: c for c in (await store.read(max_output_chars=0)).cells}
+        try:
+            if isinstance(change, Inserted):
+                cell = current.get(change.cell_id)
+                if cell is None:
+                    gone.append(change.cell_id)
+                elif cell.source != change.source:
+                    skipped.append(change.cell_id)
+                else:
+                    await store.delete([change.cell_id])
+                    del current[change.cell_id]
+                    removed.append(change.cell_id)
+            elif isinstance(change, Replaced):
+                cell = current.get(change.cell_id)
+                if cell is None:
+                    gone.append(change.cell_id)
+                elif cell.source != change.after_source or cell.cell_type != change.after_type:
+                    skipped.append(change.cell_id)
+                else:
+                    await store.replace(change.cell_id, source=change.before_source, cell_type=change.before_type)
+                    current[change.cell_id] = cell.model_copy(update={"source": change.before_source})
+                    restored.append(change.cell_id)
+            elif isinstance(change, Deleted):
+                old = Cell.model_validate(change.cell)
+                new_id = await store.restore(old, change.index)
+                current[new_id] = old.model_copy(update={"id": new_id})
+                put_back.append(old.id if new_id == old.id else f"{old.id} (now {new_id})")
+        except NotebookRefused as exc:
+            failed.append(f"{_cell_of(change)}: {exc}")
+    report = _report(removed, restored, put_back, skipped, gone, bindings)
+    if failed:
+        report += f" Could not undo {'; '.join(failed)}"
+    if cells_left:
+        report += f" {cells_left} cell change{'s' * (cells_left != 1)} not undone: {why_not}"
+    return report.strip() or "Nothing of the latest turn was left to undo."
+
+
+def _cell_of(change: Inserted | Replaced | Deleted) -> str:
+    return str(change.cell["id"]) if isinstance(change, Deleted) else change.cell_id
+
+
+def _report(removed: list[str], restored: list[str], put_back: list[str], skipped: list[str], gone: list[str],
+            bindings: list[str]) -> str:
+    said = []
+    if removed:
+        said.append(f"deleted the inserted {_cells(removed)}")
+    if restored:
+        said.append(f"restored the source of {_cells(restored)}")
+    if put_back:
+        said.append(f"put back the deleted {_cells(put_back)}")
+    parts = [f"Undone in the notebook: {'; '.join(said)}."] if said else []
+    parts += bindings
+    if skipped:
+        parts.append(f"Left as they are, changed since the agent left them: {', '.join(skipped)}.")
+    if gone:
+        parts.append(f"Already gone: {', '.join(gone)}.")
+    return " ".join(parts)
+
+
+def _cells(ids: list[str]) -> str:
+    return f"cell{'s' * (len(ids) != 1)} {', '.join(ids)}"

@@ -1,0 +1,361 @@
+"""Plans as notebook cells: running a step, running what is left, saving the cells, listing the plans.
+
+A person edits a step by editing its cell: the cell's body is the instruction carried out. Each step's
+prompt carries the plan file and the final texts of the steps before it (from the progress record, see
+`plan_store`), so each step builds on what the earlier ones found.
+
+A step runs in its plan's session (the root session whose slug, or id, is the plan's id) with the build
+agent, through `NotebookAgent.prompt`: the cell shows the live view and then the transcript like any
+prompt cell. A step that does not finish (an error, a refused permission, a stop) is not ticked and
+fails its cell, so Run All, nbclient and the front end's run of the remaining cells stop there.
+
+Running what is left (`%agent plan run`) depends on who can run cells. With the JupyterLab extension the
+front end runs the step cells after this cell ends (cells sent while a cell runs queue behind it, so the
+kernel cannot wait for them here). Without it (nbclient, a headless run) nobody else can run cells, so
+the steps run inside this cell, one after another, with each step cell's current body.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from ...tool.support.plandoc import (
+    PlanError,
+    parse_plan,
+    plan_cells,
+    progress_path,
+    short,
+    tick,
+)
+from ..magics import listing
+from .store import (
+    Plan,
+    PlanProgress,
+    StepCell,
+    StepStatus,
+    find_plan,
+    load_progress,
+    notebook_of,
+    plan_path_of,
+    read_progress,
+    session_plan_id,
+    set_todos,
+    step_cells,
+    update_step,
+)
+
+if TYPE_CHECKING:
+    from ...session.models import MessageWithParts
+    from ...workspace import Workspace
+    from ..runner import NotebookAgent
+
+SUMMARY_CHARS = 600
+"""Of a step's final text, kept in the progress file and passed to later steps."""
+EARLIER_CHARS = 4000
+"""Of all earlier steps' results together in one step's prompt: the oldest are dropped first."""
+PLAN_CHARS = 20_000
+"""Of the plan file in a step's prompt."""
+
+# ----------------------------------------------------------------------------------------------- one step
+
+
+def resume_hint(plan_id: str, number: int) -> str:
+    return f"%agent plan run {plan_id} --from {number}"
+
+
+async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *, model: str | None = None) -> None:
+    """Carry out step `number` of plan `plan_id` with the instruction `body`, in the plan's session.
+
+    Raises:
+        UsageError: the plan or step is unknown, or the step did not finish (the message says where to resume).
+        AgentStopped: the step was stopped (■, Stop, `%agent stop`); it is recorded as stopped.
+    """
+    from IPython.display import display
+
+    from ... import id as ids
+    from ...session.models import TextPart
+
+    if agent.detached and agent.presence.mode != "headless":
+        raise UsageError("Plan steps run attached, so a failing step stops the cells after it; Agent.mode is "
+                         "'detached'. Set %config Agent.mode = 'auto' and run the step again.")
+    ws = await agent.aworkspace()
+    plan = find_plan(ws, plan_id)
+    try:
+        step = plan.doc.step(number)
+    except PlanError as exc:
+        raise UsageError(str(exc)) from None
+    progress = load_progress(ws, plan)
+    before = progress.of(number)
+    rerun = before.runs > 0 or step.done
+    instruction = body.strip() or step.text
+    total = len(plan.doc.steps)
+    run_number = before.runs + 1
+    display(listing.text(f"▶ Step {number} of {total} — {short(instruction)}"
+                         + (f"  (re-run: run {run_number} of this step)" if rerun else "")), raw=True)
+
+    prompt = step_prompt(plan, number, instruction, progress, rerun=rerun)
+    visible = f"Step {number} of plan {plan_id}{' (re-run)' if rerun else ''}: {short(instruction)}"
+    started = time.time()
+    update_step(ws, plan, number, status="running", runs=run_number, started_at=started, duration_s=None,
+                error="")
+    set_todos(ws, plan.session.id, plan.doc, running=number)
+    floor = ids.ascending("message")
+    status: StepStatus = "failed"
+    reason = ""
+    try:
+        # The short line first, then what the model needs: parts keep the order they were made in.
+        parts = [TextPart(session_id=plan.session.id, message_id="", text=visible),
+                 TextPart(session_id=plan.session.id, message_id="", text=prompt, synthetic=True)]
+        await agent.prompt("", agent="build", model=model, session=plan.session.id, parts=parts)
+    except UsageError as exc:
+        reason = str(exc) or "the run failed"
+    except KeyboardInterrupt:
+        from ..stopped import AgentStopped
+
+        _finish(ws, plan, number, "stopped", started, "", "it was stopped")
+        raise AgentStopped(f"■ Step {number} was stopped and is not ticked. Run this cell again, or resume "
+                           f"with {resume_hint(plan_id, number)}") from None
+    messages = ws.sessions.messages(plan.session.id)
+    if not reason:
+        status, reason = judge(messages, floor)
+    answer = final_text(messages, floor)
+    _finish(ws, plan, number, status, started, answer, reason)
+    if status != "done":
+        raise UsageError(f"Step {number} of plan {plan_id} did not finish ({reason}); it is not ticked. Fix what "
+                         f"stopped it and run this cell again, or resume with {resume_hint(plan_id, number)}")
+    display(listing.text(f"✓ Step {number} ticked in {plan.path}"), raw=True)
+
+
+def _finish(ws: Workspace, plan: Plan, number: int, status: StepStatus, started: float, answer: str,
+            reason: str) -> None:
+    """Record how the step's run ended; a finished step is ticked in the file and on the todo list."""
+    update_step(ws, plan, number, status=status, summary=answer[:SUMMARY_CHARS], error=reason,
+                duration_s=round(time.time() - started, 2))
+    doc = plan.doc
+    if status == "done":
+        # Tick the file as it is now, not as it was read: the person may have edited it meanwhile; a file
+        # that no longer has this step is left alone.
+        with contextlib.suppress(OSError, PlanError):
+            current = plan.file.read_text(encoding="utf-8")
+            ticked = tick(current, plan.path, number)
+            if ticked != current:
+                plan.file.write_text(ticked, encoding="utf-8")
+            doc = parse_plan(ticked, plan.path)
+    set_todos(ws, plan.session.id, doc)
+
+
+def judge(messages: list[MessageWithParts], floor: str) -> tuple[StepStatus, str]:
+    """How the run after message `floor` ended: done, or why not (an error, a refusal, a stop)."""
+    from ...session.models import AssistantMessage, ToolPart
+
+    answers = [m for m in messages if m.message.id > floor and isinstance(m.message, AssistantMessage)]
+    if not answers:
+        return "failed", "the agent gave no answer"
+    final = answers[-1].message
+    assert isinstance(final, AssistantMessage)
+    if final.error is not None:
+        if final.error.kind == "aborted":
+            return "stopped", "it was stopped"
+        return "failed", final.error.message
+    if final.finish == "tool-calls":
+        # The loop ends on a call's answer only when the person refused it without saying why.
+        refused = [p for p in answers[-1].parts if isinstance(p, ToolPart) and p.state.status == "error"]
+        what = f"the {refused[0].tool} call was rejected" if refused else "the run ended before the step was done"
+        return "rejected", what
+    return "done", ""
+
+
+def final_text(messages: list[MessageWithParts], floor: str) -> str:
+    from ...session.models import AssistantMessage, TextPart
+
+    for item in reversed(messages):
+        if item.message.id <= floor:
+            break
+        if isinstance(item.message, AssistantMessage):
+            text = "\n\n".join(p.text for p in item.parts if isinstance(p, TextPart) and p.text and not p.synthetic)
+            if text.strip():
+                return text.strip()
+    return ""
+
+
+def step_prompt(plan: Plan, number: int, instruction: str, progress: PlanProgress, *, rerun: bool) -> str:
+    """What the model reads for a step: the step, the whole plan, and what the earlier steps came to."""
+    total = len(plan.doc.steps)
+    before = progress.of(number)
+    lines = [f"This is step {number} of {total} of the approved plan {plan.plan_id} ({plan.path})"
+             + (", run again." if rerun else ".")]
+    if rerun:
+        last = f"; its last run ended {before.status}" if before.status != "pending" else ""
+        said = f" and said: {before.summary}" if before.summary else ""
+        lines.append(f"It is a re-run: this step was started {before.runs} time{'s' * (before.runs != 1)} before"
+                     f"{last}{said}. Start from how things are now: parts of it may already be done.")
+    lines.append("Carry out this step and only this step with your tools; the person runs each of the other steps "
+                 "from its own notebook cell. When it is done, end with a short summary of what you did and how "
+                 "you checked it.")
+    lines += ["", f"Step {number} (the person may have edited it; where it differs from the plan file, follow it):",
+              instruction, "", f"The whole plan ({plan.path}):", "<plan>", plan.text[:PLAN_CHARS].rstrip(), "</plan>"]
+    earlier = [(n, progress.of(n)) for n in range(1, number)]
+    results = [f"- Step {n} ({p.status}): {p.summary or p.error or '(no summary)'}" for n, p in earlier if p.runs]
+    while results and sum(len(r) for r in results) > EARLIER_CHARS:
+        results.pop(0)
+    if results:
+        lines += ["", "What the earlier steps ended with:", *results]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------- many steps
+
+
+async def run_remaining(agent: NotebookAgent, plan_id: str | None, start: int | None) -> dict[str, str] | None:
+    """`%agent plan run [ID] [--from N]`: hand the steps to the front end, or run them here in order.
+
+    Returns what to show (when the front end runs them), or None after running them in this cell.
+    """
+    ws = await agent.aworkspace()
+    notebook = notebook_of(ws)
+    snapshot = await notebook.read()
+    cells = step_cells(snapshot.cells)
+    plan_id = plan_id or default_plan_id(agent, ws, cells)
+    plan = find_plan(ws, plan_id)
+    by_step: dict[int, StepCell] = {}
+    for cell in cells:
+        if cell.plan_id == plan_id:
+            by_step.setdefault(cell.step, cell)
+    total = len(plan.doc.steps)
+    if start is not None and not 1 <= start <= total:
+        raise UsageError(f"--from {start}: the plan {plan.path} has steps 1 to {total}.")
+    chosen = [s for s in plan.doc.steps if (s.number >= start if start is not None else not s.done)]
+    if not chosen:
+        return listing.text(f"Every step of plan {plan_id} is ticked. {resume_hint(plan_id, 1)} runs them again.")
+    missing = [s.number for s in chosen if s.number not in by_step]
+    if missing:
+        raise UsageError(f"Step{'s' * (len(missing) != 1)} {', '.join(map(str, missing))} of plan {plan_id} "
+                         f"{'have' if len(missing) != 1 else 'has'} no cell in this notebook. %agent plan cells "
+                         f"{plan_id} saves the plan's cells under the current cell.")
+    numbers = ", ".join(str(s.number) for s in chosen)
+    schedule: Callable[..., Any] | None = getattr(notebook, "schedule_run", None)
+    if notebook.live and schedule is not None:
+        outcome = schedule([by_step[s.number].id for s in chosen], checkpoint=True)
+        if inspect.isawaitable(outcome):
+            await outcome
+        return listing.text(f"Step{'s' * (len(chosen) != 1)} {numbers} of plan {plan_id} will run one by one when "
+                            "this cell ends, each in its own cell (saved after each); a step that fails stops "
+                            "the rest.")
+    for step in chosen:
+        cell = by_step[step.number]
+        await run_step(agent, plan_id, step.number, cell.body)
+    return None
+
+
+def default_plan_id(agent: NotebookAgent, ws: Workspace, cells: list[StepCell]) -> str:
+    """The current session's plan if it has a file, else the plan of the notebook's last step cell."""
+    if agent.session_id is not None:
+        plan_id = session_plan_id(ws, agent.session_id)
+        if (ws.root / plan_path_of(plan_id)).is_file():
+            return plan_id
+    if cells:
+        return cells[-1].plan_id
+    raise UsageError("No plan in this notebook yet: ask the plan agent for one (%%agent --agent plan), or name "
+                     "a plan: %agent plan run ID. %agent plan lists this project's plans.")
+
+
+# ----------------------------------------------------------------------------------------------- saving cells
+
+
+async def save_cells(ws: Workspace, plan: Plan, *, after: str | None) -> str:
+    """Insert the plan's cells below cell `after` (below the session's calling cell when None)."""
+    from ...tool.context import NotebookRefused
+
+    notebook = notebook_of(ws)
+    try:
+        ids = await notebook.insert(plan_cells(plan.doc), after=after, session_id=plan.session.id)
+    except NotebookRefused as exc:
+        raise UsageError(f"The plan's cells could not be saved: {exc}") from None
+    set_todos(ws, plan.session.id, plan.doc)
+    count = len(plan.doc.steps)
+    return (f"Saved plan {plan.plan_id} as {len(ids)} cells: {count} step{'s' * (count != 1)} to run one by one, "
+            f"or all with %agent plan run {plan.plan_id}.")
+
+
+async def cells_here(agent: NotebookAgent, plan_id: str | None) -> dict[str, str]:
+    """`%agent plan cells [ID]`: the plan's cells under the cell running the magic."""
+    ws = await agent.aworkspace()
+    if plan_id is None:
+        if agent.session_id is None:
+            raise UsageError("No session yet in this notebook: name the plan, %agent plan cells ID (%agent plan "
+                             "lists them).")
+        plan_id = session_plan_id(ws, agent.session_id)
+    plan = find_plan(ws, plan_id)
+    after = running_cell(agent) or (await notebook_of(ws).read([])).running_cell
+    return listing.text(await save_cells(ws, plan, after=after))
+
+
+def running_cell(agent: NotebookAgent) -> str | None:
+    """The id of the cell this code runs in, as JupyterLab sends it with the execute request (nbclient sends
+    none: then the notebook finds the running cell by its text)."""
+    kernel = getattr(agent.shell, "kernel", None)
+    try:
+        return kernel.get_parent()["metadata"].get("cellId") if kernel is not None else None
+    except (AttributeError, KeyError, TypeError):
+        return None
+
+
+def save_callback(agent: NotebookAgent, ws: Workspace) -> Callable[[str], Awaitable[str]] | None:
+    """What the live view's "Save as cells" button calls with its session id; None where there is no notebook."""
+    if ws.notebook is None:
+        return None
+
+    async def save(session_id: str) -> str:
+        try:
+            plan = find_plan(ws, session_plan_id(ws, session_id))
+            return await save_cells(ws, plan, after=None)
+        except UsageError as exc:
+            return str(exc)
+
+    return save
+
+
+# ----------------------------------------------------------------------------------------------- listing
+
+
+def list_plans(agent: NotebookAgent) -> dict[str, str]:
+    """`%agent plan [list]`: the project's plans, newest first, with how far each has got."""
+    from ...session.reminders import PLAN_DIR
+
+    ws = agent.workspace()
+    folder = ws.root / PLAN_DIR
+    files = sorted(folder.glob("*.md"), key=lambda f: f.stat().st_mtime, reverse=True) if folder.is_dir() else []
+    if not files:
+        return listing.text(f"No plans yet in {PLAN_DIR}/: ask the plan agent for one (%%agent --agent plan).")
+    current = session_plan_id(ws, agent.session_id) if agent.session_id else None
+    known = {name for s in ws.sessions.list(None) for name in (s.slug, s.id)}
+    rows = []
+    for file in files:
+        plan_id = file.stem
+        path = f"{PLAN_DIR}/{file.name}"
+        try:
+            doc = parse_plan(file.read_text(encoding="utf-8"), path)
+        except (PlanError, OSError, UnicodeDecodeError) as exc:
+            rows.append([plan_id, "", "", str(exc), ""])
+            continue
+        progress = read_progress(ws.root / progress_path(path), plan_id)
+        done = sum(s.done for s in doc.steps)
+        ran = [(int(n), p) for n, p in progress.steps.items() if p.runs and p.started_at]
+        latest = max(ran, key=lambda item: item[1].started_at or 0.0, default=None)
+        last = ""
+        if latest is not None:
+            number, step = latest
+            last = f"step {number} {step.status} {listing.ago(step.started_at or 0.0)}"
+        mark = "▶ " if plan_id == current else ""
+        rows.append([mark + plan_id, short(doc.title, 50), f"{done}/{len(doc.steps)} ticked",
+                     last or ("not run yet" if plan_id in known else "no session here"),
+                     str(sum(p.runs for _, p in ran))])
+    return listing.table(["plan", "title", "steps", "latest", "runs"], rows,
+                         caption=f"Plans in {PLAN_DIR}/ (▶ the current session's)")
+
