@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from . import __version__
 from .errors import OpencodeNbError
+from .version import __version__
 from .workspace import Workspace
 
 

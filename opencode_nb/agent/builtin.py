@@ -56,7 +56,7 @@ def default_rules(data_dir: Path, tmp_dir: Path) -> dict[str, Any]:
         # (permission.NAMED_ONLY): only a rule naming it (`git_internals: {".git/info/exclude": allow}`).
         "git_internals": "ask",
         "agent_config": "ask",  # config, .opencode/, AGENTS.md, git hooks: named rules only (sandbox/protected.py)
-        "network": "deny",  # sandboxed shell commands get a network only from rules naming it (ossandbox.py)
+        "network": "deny",  # sandboxed shell commands get a network only from rules naming it (sandbox/policy.py)
     }
 
 

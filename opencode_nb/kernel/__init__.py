@@ -37,7 +37,7 @@ def load_ipython_extension(shell: Any) -> None:
         return  # loaded already: %load_ext twice is harmless
     from IPython.display import display
 
-    from .. import __version__
+    from ..version import __version__
 
     terminal = getattr(shell, "kernel", None) is None
     settings = Agent(parent=shell, config=shell.config)

@@ -340,7 +340,7 @@ class NotebookAgent:
         from ..views import SessionView, transcript_bundle
         from ..views.records import AskRecorder
         from .magics import listing
-        from .plans.steps import save_callback
+        from .plans.save import save_callback
 
         view: SessionView | None = None
         handle: Any = None
@@ -348,7 +348,7 @@ class NotebookAgent:
             handle = _Silent()  # the session was printed as it happened
         elif self.presence.mode != "headless":
             view = SessionView(ws, self.hub, run.session_id, floor="~", on_stop=lambda: self.stop(run),
-                               on_save_plan=save_callback(self, ws))
+                               on_save_plan=save_callback(ws))
             self.presence.watch(view.widget)
             handle = display(view.widget, display_id=True)
             run.live_output = {"output_type": "display_data", "metadata": {},

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from .wildcard import pattern_source
 
 if TYPE_CHECKING:
-    from .rules import Rule
+    from .rule import Rule
 
 Matcher = Callable[[str], re.Match[str] | None]
 

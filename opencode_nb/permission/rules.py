@@ -13,37 +13,16 @@ from functools import lru_cache
 from itertools import chain
 from typing import Annotated, Any, Self, SupportsIndex
 
-from pydantic import BaseModel, ConfigDict, ValidatorFunctionWrapHandler, WrapValidator
+from pydantic import ValidatorFunctionWrapHandler, WrapValidator
 
 from ..config.schema import ACTIONS, Action
 from ..errors import ConfigError
 from .decider import ONE_ALTERNATION, Chain, Decider
+from .rule import Grant, Rule  # noqa: F401  (Grant: named from here since rules and grants lived together)
 from .wildcard import compile_pattern, wildcard_match
 
 EDIT_TOOLS = frozenset({"edit", "write", "patch", "multiedit"})
 """Tools that all change files and are therefore governed by the one `edit` permission."""
-
-
-class Rule(BaseModel):
-    """One line of a ruleset: for `permission` calls whose pattern matches `pattern`, do `action`."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    permission: str
-    pattern: str
-    action: Action
-
-
-class Grant(BaseModel):
-    """An "always" approval a person gave: allows `permission` on `pattern`, for `agent` only,
-    within the session tree it was given in."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    agent: str
-    permission: str
-    pattern: str
-
-    def rule(self) -> Rule:
-        return Rule(permission=self.permission, pattern=self.pattern, action="allow")
 
 
 class Ruleset(list[Rule]):

@@ -20,7 +20,7 @@ Whether the sandbox works is found out once per process (a probe of a few millis
 missing file is how to see, or test, what a machine without bubblewrap does.
 
 A confined command never has the machine's network. Where its `network` rules could allow some host
-(`network_rules.py`: patterns are host names; a pattern with a space matches the command line and then
+(`hosts.py`: patterns are host names; a pattern with a space matches the command line and then
 stands for every host), bubblewrap's private network namespace gets a relay on its loopback
 (`sandbox/relay.py`) and the command `HTTP_PROXY`/`HTTPS_PROXY` pointing there; the relay carries each
 connection to a proxy in our event loop (`sandbox/proxy.py`), which asks the rules about each new host and

@@ -36,7 +36,7 @@ from .models import (
 )
 
 if TYPE_CHECKING:
-    from .loop import RunState
+    from .run_state import RunState
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -39,6 +39,7 @@ from .model_choice import DEFAULT_MODEL, model_for
 from .models import AssistantMessage, CompactionPart, MessageWithParts, Part, TextPart, ToolPart, UserMessage, now
 from .processor import Processor, StepResult
 from .reminders import plan_path, reminders
+from .run_state import RunState
 from .runlog import RunLog
 from .subtask import SubtaskRunner
 from .title import TitleWriter
@@ -57,26 +58,6 @@ class Exchange:
     """The run's last assistant message (None if nothing was generated)."""
     answers: list[MessageWithParts]
     """Every message the run wrote after `user`, with its parts, oldest first."""
-
-
-@dataclass
-class RunState:
-    """What one loop run keeps between steps instead of recomputing it."""
-
-    session_id: str
-    log: RunLog
-    """Every write of the run goes through it: the store and `history` change together."""
-    recent_calls: list[str] = field(default_factory=list)
-    environment: dict[str, str] = field(default_factory=dict)
-    instructions: list[str] | None = None
-    setup: dict[tuple[str, str], tuple[Any, ...]] = field(default_factory=dict)
-    """Per (agent, user message): ruleset, tools, system blocks, reminders and tool specs, which its steps share."""
-    cost: float = 0.0
-    """Spent in this run; added to the session once, when the run ends."""
-
-    @property
-    def history(self) -> History:
-        return self.log.history
 
 
 class SessionLoop:

@@ -14,7 +14,7 @@ from .models import AssistantMessage, Session, UserMessage
 from .system import prompt_text
 
 if TYPE_CHECKING:
-    from .loop import RunState
+    from .run_state import RunState
 
 
 class Sessions(Protocol):

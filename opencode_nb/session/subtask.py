@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import id as ids
 from ..agent import AgentInfo
@@ -40,7 +40,13 @@ from .models import (
 )
 
 if TYPE_CHECKING:
-    from .loop import RunState, SessionLoop
+    from .run_state import RunState
+
+
+class Prompting(Protocol):
+    """The loop as a child session needs it: run a prompt to its end (`SessionLoop.prompt`)."""
+
+    async def prompt(self, session_id: str, text: str, **options: Any) -> AssistantMessage | None: ...
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +67,7 @@ def child_rules(parent: Session, agent: AgentInfo) -> Ruleset:
 class SubtaskRunner:
     """Runs subagents in child sessions, on the same loop as their parent (`ctx.tasks` for the task tool)."""
 
-    def __init__(self, deps: LoopDeps, loop: SessionLoop) -> None:
+    def __init__(self, deps: LoopDeps, loop: Prompting) -> None:
         self.deps = deps
         self.loop = loop
 

@@ -7,20 +7,29 @@ work exactly as at the top level; grandchildren nest the same way.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import ipywidgets as widgets
 
 from ..session.models import ToolPart
 from .render import child_title, task_state
 
-if TYPE_CHECKING:
-    from .session import SessionView
+
+class Shown(Protocol):
+    """What the section needs of the child's own view (a `SessionView`): the widget to fold away."""
+
+    @property
+    def widget(self) -> widgets.Widget: ...
 
 
-class ChildSessionView:
-    def __init__(self, session_view: SessionView, *, agent: str, description: str) -> None:
-        self.session = session_view
+S = TypeVar("S", bound=Shown)
+
+
+class ChildSessionView(Generic[S]):
+    """Generic in the child's view, so the section knows nothing of the session view that holds it."""
+
+    def __init__(self, session_view: S, *, agent: str, description: str) -> None:
+        self.session: S = session_view
         self.agent = agent
         self.description = description
         self.widget = widgets.Accordion(children=[session_view.widget], selected_index=None)

@@ -13,8 +13,8 @@ from collections.abc import Callable
 import ipywidgets as widgets
 
 from ..config.guard import Held
+from .colors import MUTED, tone
 from .markdown import escape
-from .render import MUTED, tone
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from functools import cache
 from pygments.lexers import PythonLexer
 from pygments.token import Comment, Error, Keyword, Name, Number, Operator, Punctuation, String, _TokenType
 
+from .colors import tone
 from .markdown import escape
-from .render import tone
 
 KINDS: tuple[tuple[_TokenType, str, str], ...] = (
     (Comment, "comment", "#408080"),

@@ -165,7 +165,7 @@ class SessionView:
         self.title = ""
         self.agent = ""
         self.model = ""
-        self.children: dict[str, ChildSessionView] = {}
+        self.children: dict[str, ChildSessionView[SessionView]] = {}
         self.cards: dict[str, ToolCardView] = {}
         self._items: dict[str, Any] = {}
         self._order: list[widgets.Widget] = []

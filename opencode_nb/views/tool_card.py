@@ -9,17 +9,14 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 import ipywidgets as widgets
 
 from ..session.models import ToolPart
+from .child import ChildSessionView
 from .markdown import escape
 from .render import tool_card_html
-
-if TYPE_CHECKING:
-    from .child import ChildSessionView
-
 
 PLAN_FILE = re.compile(r"(^|/)\.opencode/plans/[^/]+\.md$")
 """A plan file, as a write or edit names it (relative to the root, or absolute)."""
@@ -41,7 +38,7 @@ class ToolCardView:
         self.save_button: widgets.Button | None = None
         self.html = widgets.HTML()
         self.prompts = widgets.VBox()
-        self.child: ChildSessionView | None = None
+        self.child: ChildSessionView[Any] | None = None
         self.widget = widgets.VBox([self.html, self.prompts], layout=widgets.Layout(margin="0"))
         self.widget.add_class("ocnb-tool-card")
         self._shown = ""
@@ -109,7 +106,7 @@ class ToolCardView:
         self.prompts.children = (*self.prompts.children, widget)
         self.waiting.add(request_id)
 
-    def attach_child(self, child: ChildSessionView) -> None:
+    def attach_child(self, child: ChildSessionView[Any]) -> None:
         self.child = child
         self.widget.children = (self.html, self.prompts, child.widget)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import html
 import re
 
+from opencode_nb.views.colors import tone
 from opencode_nb.views.highlight import python_html
-from opencode_nb.views.render import code_html, tone
+from opencode_nb.views.render import code_html
 
 CODE = '''@cache
 def clean(df, limit=3):  # drop the gaps

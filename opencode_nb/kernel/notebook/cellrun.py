@@ -18,7 +18,7 @@ from ..python.live import LiveRunner
 from .journal import Journal, LiveRun
 
 if TYPE_CHECKING:
-    from .cells import CellStore
+    from .stores import CellStore
 
 AGENT_MAGICS = ("%%agent", "%agent")
 

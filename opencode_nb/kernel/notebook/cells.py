@@ -35,12 +35,13 @@ from .filecells import FileCells
 from .frontend import Frontend, FrontendError
 from .journal import TURN, Deleted, Inserted, Journal, Replaced
 from .livecells import LiveCells
+from .stores import CellStore
+from .undo import undo_turn
 
 NEXT_INPUT = ("(no id yet: IPython's set_next_input puts this code cell below the running cell when that cell "
               "finishes; until then it cannot be read, run or undone)")
 """What `insert` returns for the cell it handed to `set_next_input`, in place of an id."""
 
-CellStore = LiveCells | FileCells
 
 
 class NotebookCells:
@@ -283,8 +284,6 @@ class NotebookCells:
 
     async def undo(self, run_id: str | None = None) -> str:
         """Take back the latest turn (cells and bindings), or one live python run's bindings."""
-        from .undo import undo_turn
-
         if run_id is not None:
             return self.runner.undo(run_id)
         turn = self.journal.latest()

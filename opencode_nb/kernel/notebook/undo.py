@@ -15,7 +15,7 @@ from ..python.live import LiveRunner
 from .journal import Deleted, Inserted, LiveRun, Replaced, Turn
 
 if TYPE_CHECKING:
-    from .cells import CellStore
+    from .stores import CellStore
 
 
 async def undo_turn(turn: Turn, store: CellStore | None, runner: LiveRunner, *, why_not: str | None = None) -> str:

@@ -1,8 +1,8 @@
-"""Plans as notebook cells: running a step, running what is left, saving the cells, listing the plans.
+"""Plans as notebook cells: running a step, running what is left, listing the plans (saving the cells: `save.py`).
 
 A person edits a step by editing its cell: the cell's body is the instruction carried out. Each step's
 prompt carries the plan file and the final texts of the steps before it (from the progress record, see
-`plan_store`), so each step builds on what the earlier ones found.
+`store.py`), so each step builds on what the earlier ones found.
 
 A step runs in its plan's session (the root session whose slug, or id, is the plan's id) with the build
 agent, through `NotebookAgent.prompt`: the cell shows the live view and then the transcript like any
@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -28,12 +28,12 @@ from IPython.core.error import UsageError
 from ...tool.support.plandoc import (
     PlanError,
     parse_plan,
-    plan_cells,
     progress_path,
     short,
     tick,
 )
 from ..magics import listing
+from .save import save_cells
 from .store import (
     Plan,
     PlanProgress,
@@ -268,21 +268,6 @@ def default_plan_id(agent: NotebookAgent, ws: Workspace, cells: list[StepCell]) 
 # ----------------------------------------------------------------------------------------------- saving cells
 
 
-async def save_cells(ws: Workspace, plan: Plan, *, after: str | None) -> str:
-    """Insert the plan's cells below cell `after` (below the session's calling cell when None)."""
-    from ...tool.context import NotebookRefused
-
-    notebook = notebook_of(ws)
-    try:
-        ids = await notebook.insert(plan_cells(plan.doc), after=after, session_id=plan.session.id)
-    except NotebookRefused as exc:
-        raise UsageError(f"The plan's cells could not be saved: {exc}") from None
-    set_todos(ws, plan.session.id, plan.doc)
-    count = len(plan.doc.steps)
-    return (f"Saved plan {plan.plan_id} as {len(ids)} cells: {count} step{'s' * (count != 1)} to run one by one, "
-            f"or all with %agent plan run {plan.plan_id}.")
-
-
 async def cells_here(agent: NotebookAgent, plan_id: str | None) -> dict[str, str]:
     """`%agent plan cells [ID]`: the plan's cells under the cell running the magic."""
     ws = await agent.aworkspace()
@@ -304,21 +289,6 @@ def running_cell(agent: NotebookAgent) -> str | None:
         return kernel.get_parent()["metadata"].get("cellId") if kernel is not None else None
     except (AttributeError, KeyError, TypeError):
         return None
-
-
-def save_callback(agent: NotebookAgent, ws: Workspace) -> Callable[[str], Awaitable[str]] | None:
-    """What the live view's "Save as cells" button calls with its session id; None where there is no notebook."""
-    if ws.notebook is None:
-        return None
-
-    async def save(session_id: str) -> str:
-        try:
-            plan = find_plan(ws, session_plan_id(ws, session_id))
-            return await save_cells(ws, plan, after=None)
-        except UsageError as exc:
-            return str(exc)
-
-    return save
 
 
 # ----------------------------------------------------------------------------------------------- listing

@@ -2,7 +2,7 @@
 their redirections, and what makes the line untrustworthy (unknown programs, code no rule can see).
 
 Its own module so that the checks reading a parse (paths, hidden code, the bash tool) depend on these values,
-not on the tree walk in `shell.py` that produces them.
+not on the tree walk in `parse.py` that produces them.
 """
 
 from __future__ import annotations

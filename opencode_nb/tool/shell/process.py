@@ -9,7 +9,7 @@ Output is kept whole in memory up to `SPILL_BYTES`, then on disk, so `yes` for t
 the kernel's memory nor the model's context. The bash tool and `` !`cmd` `` in command templates both run
 their commands here.
 
-Given a `Confinement`, the shell runs inside the OS sandbox (`ossandbox.py`): bwrap is then the group
+Given a `Confinement`, the shell runs inside the OS sandbox (`sandbox/policy.py`): bwrap is then the group
 leader and the shell its descendant in the same group, so the same signals reach both. bwrap's PID
 namespace adds a floor under the group: when bwrap dies, everything inside dies with it, including a
 job that left the group with `setsid`. A sandboxed command's background jobs end when its shell exits.
