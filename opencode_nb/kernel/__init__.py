@@ -168,7 +168,7 @@ async def run_line(line: str) -> None:
 
 
 def _magics() -> AgentMagics:
-    current()
+    current().imports_settled()
     _ensure_loop_helpers()
     return _state["magics"]
 

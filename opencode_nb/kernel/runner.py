@@ -104,6 +104,8 @@ class NotebookAgent:
         self._locks: dict[str, asyncio.Lock] = {}
         self._workspace: concurrent.futures.Future[Workspace] | None = None
         self._workspace_lock = threading.Lock()
+        self._imported = threading.Event()
+        """Set once the first build has imported what the magics use (see `start_workspace`)."""
         self._unwire: Callable[[], None] | None = None
         """Undoes the terminal's printing and asking (terminal IPython only)."""
         settings.observe(lambda change: self.reset_workspace(), "directory")
@@ -143,11 +145,25 @@ class NotebookAgent:
 
         def build() -> None:
             try:
+                from .imports import import_parts
+
+                import_parts()
+            except BaseException as exc:  # the build below raises it again, where it is reported
+                log.debug("importing the workspace's parts failed: %s", exc)
+            finally:
+                self._imported.set()
+            try:
                 future.set_result(self._build(directory))
             except BaseException as exc:
                 future.set_exception(exc)
 
         threading.Thread(target=build, name="opencode-nb-workspace", daemon=True).start()
+
+    def imports_settled(self) -> None:
+        """Wait until the build thread has imported what the magics use (`imports.py` says why): a package
+        half made by one thread fails another thread's import of it."""
+        if self._workspace is not None:
+            self._imported.wait()
 
     def _build(self, directory: Path) -> Workspace:
         from ..workspace import Workspace

@@ -1,7 +1,9 @@
-"""Bus events of the permission service: a request waiting for a person, and the person's answer."""
+"""Bus events of the permission service: a request waiting for a person, and the person's answer; and the
+shape of the call that starts one."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -9,6 +11,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..bus import Event
 
 Reply = Literal["once", "always", "reject"]
+
+Ask = Callable[..., Awaitable[None]]
+"""A tool call's way to ask: `await ask(permission, patterns, always=None, metadata=None, *, always_ask=False)`
+(`PermissionService.ask` bound to the session, the agent and its ruleset). It lives here, with the events,
+because the tools and the sandbox import this small module when the permission package may still be loading
+on another thread (the kernel builds its workspace on one)."""
 
 
 class ToolRef(BaseModel):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -42,10 +42,6 @@ Policy = Callable[[PermissionRequest], Action | None]
 """Decides for runs with nobody to ask: "allow", "deny", or None (or "ask") to ask a person after all."""
 
 REPLIES: tuple[Reply, ...] = ("once", "always", "reject")
-
-Ask = Callable[..., Awaitable[None]]
-"""A tool call's way to ask: `await ask(permission, patterns, always=None, metadata=None, *, always_ask=False)`
-(`PermissionService.ask` bound to the session, the agent and its ruleset)."""
 
 NAMED_ONLY = frozenset({"agent_config", "git_internals", "network"})
 """Permissions decided only by rules that name them exactly: writes to the files that steer the agents or

@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ..errors import DeniedError, PolicyRefusedError, RejectedError
+from ..permission.events import Ask
 from ..permission.rules import Rule
-from ..permission.service import Ask
 from ..permission.wildcard import wildcard_match
 from .proxy import HostProxy, Verdict, ip_literal, is_public
 

@@ -42,8 +42,8 @@ from typing import Literal
 
 from ..config.schema import SandboxMode
 from ..errors import ToolError
+from ..permission.events import Ask
 from ..permission.rules import Grant, Rule
-from ..permission.service import Ask
 from . import bwrap, hosts, relay, seatbelt
 from .linux import arch
 from .protected import Guard, Protected

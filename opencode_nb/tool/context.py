@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..permission.events import ToolRef
-from ..permission.service import Ask
+from ..permission.events import Ask, ToolRef
 from ..values import Cell, CellRun, CodeRun, NewCell, NotebookSnapshot, Todo
 
 if TYPE_CHECKING:

@@ -449,8 +449,19 @@ class Lab:
         return self.cells().filter(has=self.page.locator(".jp-InputArea", has_text=index_or_text)).first
 
     def prompt(self, index_or_text: int | str) -> str:
-        """The input prompt text without the colon, e.g. ``"[ ]"``, ``"[*]"``, ``"[3]"``."""
-        return self.cell(index_or_text).locator(".jp-InputPrompt").inner_text().strip().rstrip(":")
+        """The input prompt text without the colon, e.g. ``"[ ]"``, ``"[*]"``, ``"[3]"``.
+
+        The cell is scrolled into view first, and an empty prompt read again for up to two seconds: JupyterLab
+        draws cells far from the viewport lazily, and redraws a prompt as a run ends, so for a moment it can read
+        as nothing at all."""
+        prompt = self.cell(index_or_text).locator(".jp-InputPrompt")
+        prompt.scroll_into_view_if_needed()
+        deadline = time.monotonic() + 2.0
+        text = prompt.inner_text().strip()
+        while not text and time.monotonic() < deadline:
+            time.sleep(0.05)
+            text = prompt.inner_text().strip()
+        return text.rstrip(":")
 
     def run_cell(self, index_or_text: int | str, *, key: str = "Shift+Enter", timeout: float = 10.0) -> None:
         """Select the cell (click its prompt: command mode), press ``key`` and confirm that execution started.
