@@ -10,6 +10,8 @@ import pytest
 from nbclient import NotebookClient
 from nbformat import NotebookNode
 
+from opencode_nb.tool.support.plandoc import parse_step_line
+
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 pytestmark = pytest.mark.timeout(300)
@@ -47,6 +49,24 @@ def run_in_order(notebook: NotebookNode, path: Path, env: dict[str, str]) -> Not
     return notebook
 
 
+@pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
+def test_a_shipped_notebook_carries_no_cells_of_a_plan_it_did_not_make(name):
+    """A plan's cells name a plan of the run that saved them: in a fresh copy that plan does not exist, and
+    Run All would queue its steps beside the cells the notebook's own plan inserts."""
+    notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
+    step_cells = [i for i, c in enumerate(notebook.cells)
+                  if c.cell_type == "code" and parse_step_line(c.source.partition("\n")[0]) is not None]
+    plan_cells = [i for i, c in enumerate(notebook.cells) if "plan" in c.metadata.get("opencode_nb", {})]
+    assert step_cells == [], f"{name}: cells {step_cells} are `%%agent --plan ID --step N` cells of an earlier run"
+    assert plan_cells == [], f"{name}: cells {plan_cells} were inserted by an earlier run's plan"
+
+
+def test_a_step_cell_is_recognised_by_its_first_line():
+    assert parse_step_line("%%agent --plan 3td3c66m --step 1") == ("3td3c66m", 1)
+    assert parse_step_line("%%agent --step 2 --plan p") == ("p", 2)
+    assert parse_step_line("%%agent --agent plan") is None
+
+
 def test_the_data_exploration_notebook_explores_in_a_sandbox_then_cleans_live_and_undoes(tmp_path):
     notebook = nbformat.read(NOTEBOOKS / "data_exploration.ipynb", as_version=4)
     client = NotebookClient(notebook, timeout=240, kernel_name="python3",
@@ -69,11 +89,7 @@ def test_the_data_exploration_notebook_explores_in_a_sandbox_then_cleans_live_an
 
 
 def test_plan_then_execute_saves_the_approved_plan_as_step_cells_that_run_and_tick_one_by_one(tmp_path):
-    recorded = nbformat.read(NOTEBOOKS / "plan_then_execute.ipynb", as_version=4)
-    inserted = [c for c in recorded.cells if "plan" in c.metadata.get("opencode_nb", {})]
-    assert len(inserted) == 5, "the saved notebook shows the cells its plan cell inserted"
-    notebook = nbformat.from_dict(recorded)
-    notebook.cells = [c for c in notebook.cells if "plan" not in c.metadata.get("opencode_nb", {})]
+    notebook = nbformat.read(NOTEBOOKS / "plan_then_execute.ipynb", as_version=4)
     run_in_order(notebook, tmp_path / "plan_then_execute.ipynb", headless_env(tmp_path))
 
     def text(cell) -> str:

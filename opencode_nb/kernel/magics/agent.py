@@ -26,7 +26,9 @@ HELP = """\
 %agent <prompt>          the same, in one line
 %%agent --plan ID --step N [--model PROVIDER/MODEL]
 <instruction>            carry out step N of plan ID (a cell an approved plan saved) with the build agent in
-                         the plan's session; a finished step is ticked, a failed one fails the cell
+                         the plan's session; a finished step is ticked, a failed one fails the cell; a cell
+                         of an unknown plan, or one a newer plan replaced, says so, runs nothing and does
+                         not stop Run All
 
 In a prompt: /command args runs a slash command, @agent hands the prompt to a subagent, @path attaches a
 file, {var} inserts a notebook variable ({{ and }} for literal braces).

@@ -9,6 +9,12 @@ agent, through `NotebookAgent.prompt`: the cell shows the live view and then the
 prompt cell. A step that does not finish (an error, a refused permission, a stop) is not ticked and
 fails its cell, so Run All, nbclient and the front end's run of the remaining cells stop there.
 
+A step cell that cannot be a step any more is not a failure: its plan is unknown to this project's store (a
+notebook saved elsewhere, a new kernel in a fresh project), or approving a newer plan replaced its cell
+while Run All had it queued. Failing it would stop Run All at a cell the person cannot see or did not
+write, so it says so in its own output and ends without an error. A cell that names a known plan wrongly
+(a step the plan does not have, options that clash) is the person's to fix and stays an error.
+
 Running what is left (`%agent plan run`) depends on who can run cells. With the JupyterLab extension the
 front end runs the step cells after this cell ends (cells sent while a cell runs queue behind it, so the
 kernel cannot wait for them here). Without it (nbclient, a headless run) nobody else can run cells, so
@@ -25,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+from ...tool.context import NotebookRefused
 from ...tool.support.plandoc import (
     PlanError,
     parse_plan,
@@ -39,6 +46,7 @@ from .store import (
     PlanProgress,
     StepCell,
     StepStatus,
+    UnknownPlan,
     find_plan,
     load_progress,
     notebook_of,
@@ -72,8 +80,11 @@ def resume_hint(plan_id: str, number: int) -> str:
 async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *, model: str | None = None) -> None:
     """Carry out step `number` of plan `plan_id` with the instruction `body`, in the plan's session.
 
+    An unknown plan, or a cell a newer plan replaced, is shown as not run and returns (see the module's docstring).
+
     Raises:
-        UsageError: the plan or step is unknown, or the step did not finish (the message says where to resume).
+        UsageError: the step is not one of the plan's, or the step did not finish (the message says where to
+            resume).
         AgentStopped: the step was stopped (■, Stop, `%agent stop`); it is recorded as stopped.
     """
     from IPython.display import display
@@ -81,11 +92,22 @@ async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *
     from ... import id as ids
     from ...session.models import TextPart
 
+    ws = await agent.aworkspace()
+    try:
+        plan = find_plan(ws, plan_id)
+    except UnknownPlan as exc:
+        display(listing.text(f"Not run: this cell is step {number} of plan {plan_id}, which is unknown here "
+                             f"({exc.where}); the cells after it run on. %agent plan lists this project's "
+                             "plans."), raw=True)
+        return
+    if await replaced(agent, ws):
+        display(listing.text(f"Not run: this cell, step {number} of plan {plan_id}, is no longer in the notebook "
+                             "(approving a newer plan replaced its cells). %agent plan lists the plans; run the "
+                             "new plan's step cells."), raw=True)
+        return
     if agent.detached and agent.presence.mode != "headless":
         raise UsageError("Plan steps run attached, so a failing step stops the cells after it; Agent.mode is "
                          "'detached'. Set %config Agent.mode = 'auto' and run the step again.")
-    ws = await agent.aworkspace()
-    plan = find_plan(ws, plan_id)
     try:
         step = plan.doc.step(number)
     except PlanError as exc:
@@ -130,6 +152,21 @@ async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *
         raise UsageError(f"Step {number} of plan {plan_id} did not finish ({reason}); it is not ticked. Fix what "
                          f"stopped it and run this cell again, or resume with {resume_hint(plan_id, number)}")
     display(listing.text(f"✓ Step {number} ticked in {plan.path}"), raw=True)
+
+
+async def replaced(agent: NotebookAgent, ws: Workspace) -> bool:
+    """Whether the running cell is gone from the notebook the person sees: a newer plan's approval deleted it
+    after Run All queued it. Only the live notebook can tell (the front end names the running cell and shows
+    the current cells); a notebook file may simply not have been saved since the cell was added."""
+    cell_id = running_cell(agent)
+    notebook = ws.notebook
+    if cell_id is None or notebook is None or not notebook.live:
+        return False
+    try:
+        cells = (await notebook.read()).cells
+    except NotebookRefused:
+        return False  # the notebook cannot be read now: run the step as the person asked
+    return all(cell.id != cell_id for cell in cells)
 
 
 def _finish(ws: Workspace, plan: Plan, number: int, status: StepStatus, started: float, answer: str,

@@ -27,6 +27,16 @@ if TYPE_CHECKING:
     from ...workspace import Workspace
 
 
+class UnknownPlan(UsageError):
+    """No session of this project's store is the plan's: a step cell of it was saved elsewhere or long ago,
+    so its cell is left alone rather than failed (Run All goes on past it)."""
+
+    def __init__(self, plan_id: str, where: str) -> None:
+        super().__init__(f"Unknown plan {plan_id}: {where}. %agent plan lists this project's plans.")
+        self.plan_id = plan_id
+        self.where = where
+
+
 StepStatus = Literal["pending", "running", "done", "failed", "rejected", "stopped"]
 
 
@@ -91,7 +101,8 @@ def find_plan(ws: Workspace, plan_id: str) -> Plan:
     """The plan `plan_id` and its session.
 
     Raises:
-        UsageError: no session has that slug or id, or its plan file is missing or has no steps.
+        UnknownPlan: no session has that slug or id.
+        UsageError: its plan file is missing or has no steps.
     """
     path = plan_path_of(plan_id)
     file = ws.root / path
@@ -100,7 +111,7 @@ def find_plan(ws: Workspace, plan_id: str) -> Plan:
         where = (f"{path} exists, but no session of this project's store has the id or slug {plan_id!r} (was "
                  "it made with another data directory?)") if file.is_file() else \
             f"no session has the id or slug {plan_id!r}"
-        raise UsageError(f"Unknown plan {plan_id}: {where}. %agent plan lists this project's plans.")
+        raise UnknownPlan(plan_id, where)
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -16,6 +16,7 @@ from opencode_nb import Workspace
 from opencode_nb.kernel.magics.agent import parse_options, parse_plan_line, split_line
 from opencode_nb.kernel.plans import steps as plans
 from opencode_nb.session.models import AssistantMessage, MessageWithParts, ToolErrored, ToolPart, UserMessage
+from tests.kernel.frontend import FakeExtension
 from tests.tool.memory_notebook import MemoryNotebook
 
 pytestmark = pytest.mark.timeout(120)
@@ -229,14 +230,69 @@ def test_plan_cells_saves_the_plan_again_under_the_cell_that_asks(planned):
 def test_step_cells_that_name_no_known_plan_or_misuse_options_say_what_to_do(kernel):
     fe = kernel([], render_views=False, env={"OPENCODE_NB_HEADLESS": "1"})
     unknown = fe.execute("%%agent --plan nope-123 --step 1\nDo it.")
-    assert fe.done(unknown)["content"]["status"] == "error"
-    assert "Unknown plan nope-123" in fe.reply(unknown)["content"]["evalue"]
+    assert fe.done(unknown)["content"]["status"] == "ok", "a stale step cell is not the person's error"
+    shown = fe.text(unknown).strip()
+    assert shown.startswith("Not run: this cell is step 1 of plan nope-123, which is unknown here")
+    assert "%agent plan lists this project's plans" in shown and len(shown.splitlines()) == 1
     lonely = fe.execute("%%agent --step 2\nDo it.")
     assert fe.done(lonely)["content"]["status"] == "error"
     assert "--step needs --plan" in fe.reply(lonely)["content"]["evalue"]
     nothing = fe.execute("%agent plan")
     fe.done(nothing)
     assert "No plans yet" in fe.text(nothing)
+
+
+def test_run_all_goes_on_past_a_step_cell_of_an_unknown_plan(kernel):
+    fe = kernel([], render_views=False)
+    stale = fe.execute("%%agent --plan nope --step 1\nIn `stats.py`, fix mean().")
+    after = fe.execute("x = 1\nprint('after', x)")  # queued behind it, as Run All sends cells
+    assert fe.done(stale)["content"]["status"] == "ok"
+    assert "Not run: this cell is step 1 of plan nope, which is unknown here" in fe.text(stale)
+    assert fe.done(after)["content"]["status"] == "ok"
+    assert fe.text(after).strip() == "after 1"
+
+
+def test_a_known_plans_step_number_it_does_not_have_stays_an_error(planned):
+    fe, _, plan_id = planned
+    wrong = fe.execute(f"%%agent --plan {plan_id} --step 9\nDo it.")
+    reply = fe.done(wrong)
+    assert reply["content"]["status"] == "error" and "9" in reply["content"]["evalue"]
+
+
+KNOWN_PLAN = """from opencode_nb.kernel import current
+_ws = current().workspace()
+_s = _ws.sessions.create()
+_f = _ws.root / ".opencode" / "plans" / f"{_s.slug}.md"
+_f.parent.mkdir(parents=True, exist_ok=True)
+_f.write_text("# Greet\\n\\n1. Say hello.\\n")
+print(_s.slug)
+"""
+
+
+def test_a_step_cell_a_newer_plan_replaced_says_so_and_the_run_goes_on(kernel, tmp_path):
+
+    ext = FakeExtension(["print('first')"])
+    fe = kernel([{"text": "Hello."}], permission={"*": "allow"}, render_views=False, extension=ext)
+    fe.wait_for(lambda: fe.extension_comms, what="the kernel's comm")
+    made = fe.execute(KNOWN_PLAN)
+    assert fe.done(made)["content"]["status"] == "ok", fe.text(made)
+    plan_id = fe.text(made).strip().splitlines()[-1]
+    step = f"%%agent --plan {plan_id} --step 1\nSay hello."
+
+    gone = fe.execute(step, metadata={"cellId": "deleted-by-a-newer-plan"})
+    after = fe.execute("print('after')")
+    assert fe.done(gone)["content"]["status"] == "ok", fe.text(gone)
+    assert f"Not run: this cell, step 1 of plan {plan_id}, is no longer in the notebook" in fe.text(gone)
+    assert "%agent plan lists the plans" in fe.text(gone)
+    assert fe.done(after)["content"]["status"] == "ok" and fe.text(after).strip() == "after"
+    plan_file = tmp_path / "project" / ".opencode" / "plans" / f"{plan_id}.md"
+    assert "[x]" not in plan_file.read_text(), "the replaced cell carried out nothing"
+
+    ext.nb.cells.append(nbformat.v4.new_code_cell(step, id="still-here"))
+    here = fe.execute_cell("still-here", 60)
+    assert here["status"] == "ok", here
+    text = "\n".join(str(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in here["outputs"])
+    assert "▶ Step 1 of 1" in text and "✓ Step 1 ticked" in text, "a step cell still in the notebook runs"
 
 
 # ------------------------------------------------------------------------------------------ without a kernel
