@@ -219,6 +219,7 @@ class SessionLoop:
                 if result.outcome == "stop" or (agent.steps is not None and step >= agent.steps):
                     break
         except asyncio.CancelledError:
+            self.titles.after_stop(session_id, state.history)
             raise
         except OpencodeNbError as exc:
             bus.publish(SessionError(session_id=session_id, error=str(exc), kind=type(exc).__name__))

@@ -176,6 +176,8 @@ class ToolErrored(Frozen):
     status: Literal["error"] = "error"
     input: dict[str, Any]
     error: str
+    title: str = ""
+    """The title the call had while it ran (a stopped command keeps its description on its card)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     started_at: float
     ended_at: float = Field(default_factory=now)

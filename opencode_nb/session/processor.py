@@ -16,8 +16,9 @@ that says so; calls already running are waited for. The message records the fail
 retry policy decides what comes next.
 
 Cancellation (Stop, interrupt, `ws.abort`) arrives as `CancelledError` wherever the step is waiting. The
-one teardown path cancels running tools, waits for them to be reaped, marks every unfinished tool part
-as an "aborted" error and records the abort on the message, so the session stays consistent and usable.
+one teardown path cancels running tools, waits for them to be reaped (a command's last output arrives as it
+is), marks every unfinished tool part as an "aborted" error that keeps its title and the output it printed,
+and records the abort on the message, so the session stays consistent and usable.
 Any other exception escaping the step (a bug) takes the same path, recorded as an error rather than a stop.
 """
 
@@ -384,7 +385,11 @@ class Processor:
         message: str,
         metadata: dict[str, Any] | None = None,
     ) -> None:
-        self._set(part, ToolErrored(input=tool_input, error=message, metadata=metadata or {}, started_at=started))
+        # What the call showed while it ran (its title, its output so far) stays on the errored part: a stop or
+        # a failure must not blank the card the person was watching.
+        title = part.state.title if isinstance(part.state, ToolRunning) else ""
+        self._set(part, ToolErrored(input=tool_input, error=message, title=title, metadata=metadata or {},
+                                    started_at=started))
 
     def _set(self, part: ToolPart, state: Any) -> None:
         part = part.model_copy(update={"state": state})

@@ -1,7 +1,8 @@
 """Naming a session after its first exchange, in the background.
 
 The title is written by the hidden `title` agent on the small model, as its own task: the person's
-answer never waits for it, and a failure only leaves the default title in place.
+answer never waits for it, and a failure only leaves the default title in place. A first run the person
+stopped is titled too: the prompt says what the session is about whether or not the answer came.
 """
 
 from __future__ import annotations
@@ -35,10 +36,13 @@ class TitleWriter:
     def __init__(self, deps: LoopDeps) -> None:
         self.deps = deps
         self._tasks: set[asyncio.Task[None]] = set()
+        self._started: set[str] = set()
+        """Sessions whose title is written or being written: a stop after the first step must not start another."""
 
     def maybe_start(self, session_id: str, history: History) -> None:
         session = self.deps.sessions.get(session_id)
-        if session.parent_id or (session.title and not session.title.startswith(DEFAULT_PREFIXES)):
+        if session_id in self._started or session.parent_id or \
+                (session.title and not session.title.startswith(DEFAULT_PREFIXES)):
             return
         users = [e for e in history.entries.values() if isinstance(e.message, UserMessage)
                  and not e.message.synthetic]
@@ -49,9 +53,17 @@ class TitleWriter:
             return
         first = users[0].message
         model_id = self.deps.config.small_model or model_for(first, self.deps.agents.get(first.agent), self.deps.config)
+        self._started.add(session_id)
         task = asyncio.get_running_loop().create_task(self._write(session_id, text, model_id))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def after_stop(self, session_id: str, history: History) -> None:
+        """Title a run the person stopped; called while the stop unwinds, so nothing may escape it."""
+        try:
+            self.maybe_start(session_id, history)
+        except Exception as exc:
+            log.info("could not title stopped session %s: %s", session_id, exc)
 
     async def _write(self, session_id: str, text: str, model_id: str) -> None:
         try:
@@ -70,10 +82,13 @@ class TitleWriter:
             title = clean_title("".join(chunks))
             if title:
                 self.deps.sessions.update(self.deps.sessions.get(session_id), title=title)
+                return
         except asyncio.CancelledError:
+            self._started.discard(session_id)
             raise
         except Exception as exc:  # a title is a nicety: never let it disturb the session
             log.info("could not title session %s: %s", session_id, exc)
+        self._started.discard(session_id)  # no title came: the next run may try again
 
     async def wait(self) -> None:
         """Let pending titles finish (tests, the CLI before it prints the transcript)."""

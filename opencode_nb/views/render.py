@@ -19,6 +19,7 @@ from ..values import Todo
 from .colors import HUES, MUTED, tone
 from .labels import summary_title, tool_title
 from .markdown import escape, markdown_html
+from .shorten import shorten
 
 ICONS = {
     "read": "book", "write": "file-text-o", "edit": "pencil", "bash": "terminal", "grep": "search",
@@ -78,6 +79,15 @@ def clip(text: str, lines: int = OUTPUT_LINES, chars: int = OUTPUT_CHARS) -> str
         return f"{shown}\n… {more:,} more line{'s' * (more != 1)}"
     more = len(rest.rstrip("\r\n"))
     return f"{shown}\n… {more:,} more character{'s' * (more != 1)}"
+
+
+def clip_tail(text: str, lines: int = OUTPUT_LINES, chars: int = OUTPUT_CHARS) -> str:
+    """`text` from its last `lines` lines and `chars` characters, after a note of what was left out: where a
+    command stopped is at the end of what it printed."""
+    rows = text.rstrip("\r\n").splitlines()
+    kept = "\n".join(rows[-lines:])[-chars:]
+    earlier = len(rows) - len(kept.splitlines())
+    return f"… {earlier:,} earlier line{'s' * (earlier != 1)}\n{kept}" if earlier > 0 else kept
 
 
 def error_html(message: str) -> str:
@@ -201,6 +211,26 @@ def sandbox_note_html(metadata: Mapping[str, Any]) -> str:
             f"⚠ {escape(note)}</div>")
 
 
+STOPPED_NOTE = "Stopped while it ran; the output above is what it printed until then."
+"""What a stopped call's card says under its output (the model reads its own wording)."""
+
+
+def printed_output(part: ToolPart) -> str:
+    """What a call that ended in an error had printed while it ran ("" for other calls)."""
+    state = part.state
+    output = state.metadata.get("output") if state.status == "error" else None
+    return output if isinstance(output, str) and output.strip() else ""
+
+
+def error_text(part: ToolPart) -> str:
+    """An errored call's error as the person reads it: a stop is said as a stop."""
+    state = part.state
+    assert state.status == "error"
+    if state.metadata.get("interrupted"):
+        return STOPPED_NOTE if printed_output(part) else "Stopped before it finished."
+    return state.error
+
+
 def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = False, waiting: bool = False) -> str:
     """The card of one tool call: what it is, its state, and what it produced."""
     state = part.state
@@ -233,7 +263,12 @@ def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = Fa
                 inner += f'<img src="{escape(attachment.url)}" style="max-width:100%;margin:4px 0"/>'
         body = inner
     elif state.status == "error":
-        error = escape(clip(state.error))
+        printed = printed_output(part)
+        if printed:
+            lines = printed.rstrip("\n").count("\n") + 1
+            body += (f'<details open><summary>output so far ({lines} line{"s" * (lines != 1)})</summary>'
+                     f'<pre class="ocnb-partial" style="{PRE}">{escape(clip_tail(printed))}</pre></details>')
+        error = escape(clip(error_text(part)))
         body += f'<div class="ocnb-error" style="color:{COLORS["error"]};{MONO};white-space:pre-wrap">{error}</div>'
     style = BOX.format(color=HUES[shown])
     return f'<div class="ocnb-tool ocnb-{shown}" style="{style}">{head}{sandbox_note_html(metadata)}{body}</div>'
@@ -253,12 +288,18 @@ def tool_card_text(part: ToolPart, *, output_lines: int = TEXT_OUTPUT_LINES) -> 
     note = (getattr(state, "metadata", None) or {}).get("sandbox_note")
     if isinstance(note, str) and note:
         out.append(f"    ! {note}")
-    text = state.error if state.status == "error" else ""
+    text = error_text(part) if state.status == "error" else ""
+    printed = printed_output(part)
+    if printed:  # the end of what it printed is where it stopped
+        rows = printed.rstrip().splitlines()
+        if len(rows) > output_lines:
+            out.append(f"    … {len(rows) - output_lines} earlier lines")
+        out += [f"    {shorten(row, TEXT_OUTPUT_CHARS)}" for row in rows[-output_lines:]]
     if state.status == "completed" and part.tool not in ("todowrite", "todoread", "task"):
         text = state.output
     if text.strip():
         rows = text.rstrip().splitlines()
-        out += [f"    {row[:TEXT_OUTPUT_CHARS]}" for row in rows[:output_lines]]
+        out += [f"    {shorten(row, TEXT_OUTPUT_CHARS)}" for row in rows[:output_lines]]
         if len(rows) > output_lines:
             out.append(f"    … {len(rows) - output_lines} more lines")
     return "\n".join(out)

@@ -150,7 +150,7 @@ def test_a_stopped_run_whose_page_reloaded_shows_the_stopped_line_in_the_new_pag
     assert fe.done(cell)["content"]["status"] == "error"
     fe.wait_for(lambda: replaced(ext, "c0")[1:], what="the final transcript")
     transcript, error = ext.cell("c0").outputs
-    assert "Tool execution aborted" in transcript["data"]["text/plain"]
+    assert "Stopped before it finished." in transcript["data"]["text/plain"]
     assert "(stopped)" not in transcript["data"]["text/plain"], "said once, by the error line under it"
     assert (error["output_type"], error["ename"], error["traceback"]) == ("error", "AgentStopped", [STOPPED])
 
