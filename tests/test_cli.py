@@ -1,8 +1,11 @@
 import subprocess
 import sys
 
+import pytest
+
 from opencode_nb import __version__
 from opencode_nb.cli import main
+from opencode_nb.sandbox.policy import Backend, find_backend
 
 
 def run(*args, cwd, env):
@@ -65,11 +68,16 @@ async def test_show_prints_a_sessions_transcript_and_can_write_it_as_html(tmp_pa
     assert os.path.exists(tmp_path / "d")
 
 
+@pytest.mark.skipif(not isinstance(find_backend(), Backend), reason="no working bubblewrap on PATH here")
 def test_config_status_names_the_sandbox_shell_commands_run_in(tmp_path):
     env = {k: v for k, v in cli_env(tmp_path).items() if k != "OPENCODE_NB_BWRAP"}
     working = run("config", cwd=tmp_path, env=env)
     assert working.returncode == 0, working.stderr
     assert working.stdout.startswith("OS sandbox of shell commands: bubblewrap: shell commands run confined")
+
+
+def test_config_status_says_when_shell_commands_run_unconfined_and_how_to_confine_them(tmp_path):
+    env = {k: v for k, v in cli_env(tmp_path).items() if k != "OPENCODE_NB_BWRAP"}
     missing = run("config", cwd=tmp_path, env={**env, "OPENCODE_NB_BWRAP": str(tmp_path / "no-bwrap")})
     assert missing.stdout.startswith("OS sandbox of shell commands: none: commands run unconfined — install "
                                      "bubblewrap")

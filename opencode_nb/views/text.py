@@ -26,7 +26,10 @@ from ..session.models import (
 )
 from .labels import task_heading
 from .render import REPLY_WORDS, TEXT_OUTPUT_LINES, TEXT_TODO_MARKS, permission_record_text, tool_card_text
+from .shorten import shorten
 
+THINKING_CHARS = 200
+"""The start of the model's reasoning a terminal shows; the rest is in the stored session."""
 INDENT = "      "
 """How far a child session's lines sit right of its parent's, under the task call that started it."""
 
@@ -143,7 +146,7 @@ class TextTranscript:
                 self._print(f"\n{self._agents.get(part.message_id, 'agent')}: {part.text.strip()}\n", sid)
             case ReasoningPart() if part.ended_at is not None and part.text.strip():
                 self._done.add(part.id)
-                self._print(f"  (thinking) {part.text.strip()[:200]}", sid)
+                self._print(f"  (thinking) {shorten(part.text.strip(), THINKING_CHARS)}", sid)
             case ToolPart(tool="task", state=ToolRunning()) if f"{part.id}:start" not in self._done:
                 # Announced as it starts: the child's lines print under it while it runs.
                 self._done.add(f"{part.id}:start")

@@ -321,12 +321,24 @@ class Lab:
             time.sleep(0.1)
         return len(ids)
 
-    def read_notebook(self, name: str) -> dict[str, Any]:
-        """The notebook as saved on disk, through the contents API (JSON dict, nbformat v4)."""
-        return self.api("GET", f"/api/contents/{urllib.parse.quote(name)}?content=1&type=notebook")["content"]
+    def read_notebook(self, name: str, timeout: float = 10.0) -> dict[str, Any]:
+        """The notebook as saved on disk, through the contents API (JSON dict, nbformat v4).
+
+        A save the page started (the extension's checkpoint, an autosave) may still be writing the file: the
+        server then answers 400 "does not appear to be JSON". That is a moment, not an answer, so the read is
+        repeated until the file reads whole; a file still broken after `timeout` seconds is the error.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.api("GET", f"/api/contents/{urllib.parse.quote(name)}?content=1&type=notebook")["content"]
+            except urllib.error.HTTPError as error:
+                if error.code != 400 or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.05)
 
     def saved_cells(self, name: str) -> list[dict[str, Any]]:
-        """The cells on disk; none while the server is halfway through writing the file (it answers 400 then)."""
+        """The cells on disk; none while the file is not there (or never reads whole)."""
         try:
             return self.read_notebook(name)["cells"]
         except urllib.error.HTTPError:

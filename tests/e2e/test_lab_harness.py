@@ -5,7 +5,9 @@ the environment given to the harness."""
 from __future__ import annotations
 
 import sys
+import threading
 import time
+import urllib.error
 
 import pytest
 
@@ -78,3 +80,24 @@ def test_click_while_busy_save_reload(lab: Lab) -> None:
     assert lab.prompt(0) == "[1]"
     assert MARKER in lab.output_text(1)
     assert time.monotonic() - t0 < 40, f"harness self-test took {time.monotonic() - t0:.1f}s"
+
+
+def test_a_notebook_read_while_its_file_is_half_written_waits_for_the_whole_file(lab: Lab) -> None:
+    path = lab.write_notebook("halfway.ipynb", ["print('whole')"])
+    whole = path.read_text(encoding="utf-8")
+    path.write_text(whole[: len(whole) // 2], encoding="utf-8")  # as a save caught in the middle leaves it
+    with pytest.raises(urllib.error.HTTPError) as answer:  # what a plain read gets at that moment
+        lab.api("GET", "/api/contents/halfway.ipynb?content=1&type=notebook")
+    assert answer.value.code == 400
+
+    finish = threading.Timer(0.5, path.write_text, (whole,), {"encoding": "utf-8"})
+    finish.start()
+    try:
+        saved = lab.read_notebook("halfway.ipynb")
+    finally:
+        finish.join()
+    assert "".join(saved["cells"][0]["source"]) == "print('whole')"
+
+    path.write_text(whole[:10], encoding="utf-8")  # a file that never becomes whole is still an error
+    with pytest.raises(urllib.error.HTTPError):
+        lab.read_notebook("halfway.ipynb", timeout=0.3)

@@ -9,6 +9,7 @@ from opencode_nb.permission.events import PermissionReplied
 from opencode_nb.session.events import MessagePartUpdated, MessageUpdated, SessionCreated, SessionStatus, TodoUpdated
 from opencode_nb.session.models import (
     AssistantMessage,
+    ReasoningPart,
     Session,
     TextPart,
     ToolCompleted,
@@ -17,7 +18,7 @@ from opencode_nb.session.models import (
     ToolRunning,
     UserMessage,
 )
-from opencode_nb.views.render import tool_card_html, tool_card_text
+from opencode_nb.views.render import TEXT_OUTPUT_CHARS, tool_card_html, tool_card_text
 from opencode_nb.views.text import TextTranscript
 
 
@@ -54,6 +55,24 @@ def test_long_output_lines_are_clipped_as_in_the_saved_transcript():
     part = tool(ToolCompleted(input={"path": "a.py"}, output="x" * 500, started_at=1.0, ended_at=1.0), name="read")
     bus.publish(MessagePartUpdated(part=part))
     assert out.getvalue().splitlines()[1] == "      " + tool_card_text(part).splitlines()[1].strip()
+
+
+def test_a_long_line_of_words_is_cut_after_a_whole_word_with_an_ellipsis():
+    bus, out = transcript()
+    sentence = " ".join(["To confine them, install bubblewrap and run again."] * 6)
+    part = tool(ToolCompleted(input={"command": "make"}, output=sentence, started_at=1.0, ended_at=1.0))
+    bus.publish(MessagePartUpdated(part=part))
+    shown = out.getvalue().splitlines()[1].strip()
+    assert shown.endswith("…") and len(shown) <= TEXT_OUTPUT_CHARS
+    assert sentence.startswith(shown[:-1]) and sentence[len(shown) - 1] in " .,"
+
+
+def test_reasoning_is_cut_after_a_whole_word_with_an_ellipsis():
+    bus, out = transcript()
+    thought = "I should look at the configuration before touching the tests. " * 8
+    bus.publish(MessagePartUpdated(part=ReasoningPart(session_id="s", message_id="m", text=thought, ended_at=2.0)))
+    shown = out.getvalue().strip().removeprefix("(thinking) ")
+    assert shown.endswith("…") and thought.startswith(shown[:-1]) and thought[len(shown) - 1] in " .,"
 
 
 def test_a_call_prints_once_however_often_it_is_published():

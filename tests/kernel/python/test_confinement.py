@@ -186,6 +186,8 @@ def test_the_persons_shared_mappings_cannot_be_written_through_what_the_sandbox_
 
 
 def test_shared_memory_blocks_cannot_be_written_whether_inherited_or_opened_again_by_name(lab: Lab):
+    if lab.confined and (reason := missing("worker")):
+        pytest.skip(f"{reason}: code that uses multiprocessing is never forked, it runs in the spawned worker")
     lab.fe.run("shm = shared_memory.SharedMemory(create=True, size=64)\nSHM = shm.name")
     name = lab.value("SHM")
     lab.attack(f"from multiprocessing import shared_memory\ntry:\n    shm.buf[0] = 255\nexcept Exception as e:\n"
