@@ -53,6 +53,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from ..errors import ConfigError, OpencodeNbError
+from ..pids import alive as _alive
 from .load import LoadedConfig, _extra_file, load_config, stamp_files
 from .loosen import Loosening, RulesOf, config_rules, loosenings
 from .paths import global_config_dir, project_root
@@ -269,12 +270,3 @@ def settle_config(
     now = take_snapshot(*places)
     return guard.settle(now, reload(now), reload, rules_of, accept=accept)
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -16,6 +16,8 @@ import time
 from importlib.resources import as_file, files
 from pathlib import Path
 
+from ..pids import alive as _alive
+
 QUICKSTART_PREFIX = "opencode-nb-quickstart-"
 UNOWNED_AGE_S = 24 * 3600
 """A copy whose name names no process (made by an earlier version) is left alone for a day, then removed."""
@@ -60,12 +62,3 @@ def _uid(default: int) -> int:
     getuid = getattr(os, "getuid", None)  # not on Windows, where the temporary directory is the user's own
     return getuid() if getuid is not None else default
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # somebody else's process: not ours to judge
-    return True

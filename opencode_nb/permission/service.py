@@ -52,7 +52,7 @@ def deciding_rules(permission: str, rules: Ruleset) -> Ruleset:
     """The rules that can decide `permission`: all of them, or for a `NAMED_ONLY` one those naming it."""
     if permission not in NAMED_ONLY:
         return rules
-    return Ruleset(r for r in rules if r.permission == permission)
+    return Ruleset(r for r in rules.rules_for(permission) if r.permission == permission)  # few, not all rules
 
 
 class GrantStore(Protocol):
