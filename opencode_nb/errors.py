@@ -113,7 +113,19 @@ class ProviderError(OpencodeNbError):
 
 
 class ToolError(OpencodeNbError):
-    """A failure the model reads as the tool's result."""
+    """A failure the model reads as the tool's result.
+
+    The message is written for the model: what went wrong and what to do next. `summary`, when given, is the
+    same failure for the person, in a few words, and the call's card shows it instead of the message (which
+    may tell the model to "call it again" or "carry on"). Without one the card shows the message.
+    """
+
+    SUMMARY: str | None = None
+    """The summary of every error of the class that is not given its own."""
+
+    def __init__(self, message: str = "", *, summary: str | None = None) -> None:
+        super().__init__(message)
+        self.summary = summary or self.SUMMARY
 
 
 class DeniedError(ToolError):
@@ -126,21 +138,32 @@ class DeniedError(ToolError):
         self.rules = list(rules or [])
         shown = json.dumps([_rule_dict(r) for r in self.rules[-self.SHOWN:]])
         of = f" (the last {self.SHOWN} of {len(self.rules)})" if len(self.rules) > self.SHOWN else ""
-        super().__init__(
-            "The user has specified a rule which prevents you from using this specific tool call. "
-            f"Here are some of the relevant rules{of} {shown}"
-        )
+        super().__init__(f"{DENIED}{of} {shown}", summary=self.person_summary(self.rules))
+
+    @staticmethod
+    def person_summary(rules: list[Any]) -> str:
+        """The denying rule as the person wrote it, when only one could have denied the call."""
+        denies = [r for r in rules if getattr(r, "action", None) == "deny"]
+        if len(denies) != 1:
+            return "Denied by your permission rules"
+        return f"Denied by your permission rule {denies[0].permission} {denies[0].pattern!r}: deny"
 
 
 class PolicyRefusedError(ToolError):
     """Nobody is present to ask (a headless run) and its policy refuses: the model reads why and carries on."""
 
+    SUMMARY = "Not run: nobody is present to approve it, and this run's policy refuses what it would ask"
+
 
 class RejectedError(ToolError):
-    """The person refused the call without saying why: the loop stops after this step."""
+    """The person refused the call without saying why: the loop stops after this step.
 
-    def __init__(self, message: str | None = None) -> None:
-        super().__init__(message or "The user rejected permission to use this specific tool call.")
+    A refusal nobody typed (a timeout, a closed workspace) carries its own message, which is worded for a
+    person too and so is its summary.
+    """
+
+    def __init__(self, message: str | None = None, *, summary: str | None = None) -> None:
+        super().__init__(message or REJECTED, summary=summary or (message if message else REJECTED_SUMMARY))
 
 
 class CorrectedError(RejectedError):
@@ -148,10 +171,32 @@ class CorrectedError(RejectedError):
 
     def __init__(self, feedback: str) -> None:
         self.feedback = feedback
-        super().__init__(
-            "The user rejected permission to use this specific tool call with the following feedback: "
-            f"{feedback}"
-        )
+        super().__init__(f"{CORRECTED}{feedback}", summary=f"{REJECTED_SUMMARY}: “{feedback}”")
+
+
+DENIED = "The user has specified a rule which prevents you from using this specific tool call. " \
+         "Here are some of the relevant rules"
+"""How a denial begins for the model; the rules it quotes follow."""
+REJECTED = "The user rejected permission to use this specific tool call."
+"""What the model reads when the person refused without a word."""
+CORRECTED = "The user rejected permission to use this specific tool call with the following feedback: "
+"""What the model reads before the person's feedback."""
+REJECTED_SUMMARY = "Rejected by you"
+"""What the person reads on the card of a call they refused."""
+MODEL_TEMPLATES = (DENIED, REJECTED, CORRECTED.rstrip(": "))
+"""Sentences written for the model that no view may show a person."""
+
+
+def person_summary(message: str) -> str | None:
+    """The person's words for an error message written from these templates, for calls stored before their
+    errors carried a summary; None for any other message."""
+    if message.startswith(CORRECTED):
+        return f"{REJECTED_SUMMARY}: “{message[len(CORRECTED):]}”"
+    if message.startswith(REJECTED):
+        return REJECTED_SUMMARY
+    if message.startswith(DENIED):
+        return "Denied by your permission rules"
+    return None
 
 
 def _rule_dict(rule: Any) -> Any:

@@ -47,3 +47,22 @@ def test_config_errors_combine_into_one_listing_every_problem():
     assert combined.problems == [one, two] and (combined.path, combined.line) == ("a.yaml", 2)
     assert ConfigError.combine([one]) is one
     assert ConfigError.combine([combined, ConfigError(hint="three")]).problems[-1].hint == "three"
+
+
+def test_a_refusal_is_worded_for_the_model_and_summed_up_for_the_person():
+    assert RejectedError().summary == "Rejected by you"
+    assert CorrectedError("use the staging bucket").summary == "Rejected by you: “use the staging bucket”"
+    timeout = RejectedError("Nobody answered the permission request within 5 s, so the call was not made.")
+    assert timeout.summary == str(timeout), "a refusal nobody typed is already worded for a person"
+    assert DeniedError([Rule(permission="bash", pattern="rm *", action="deny")]).summary == (
+        "Denied by your permission rule bash 'rm *': deny")
+    assert ToolError("Call it again with a path.").summary is None
+
+
+def test_errors_stored_before_they_had_a_summary_are_still_said_to_the_person():
+    from opencode_nb.errors import person_summary
+
+    assert person_summary(str(RejectedError())) == "Rejected by you"
+    assert person_summary(str(CorrectedError("not now"))) == "Rejected by you: “not now”"
+    assert person_summary(str(DeniedError([]))) == "Denied by your permission rules"
+    assert person_summary("Path not found: x") is None

@@ -81,34 +81,54 @@ def test_the_data_exploration_notebook_explores_in_a_sandbox_then_cleans_live_an
     assert "@data-explorer" in explore and "copy-on-write fork" in explore and "✓ variables df" in explore
     assert text(code[3]) == "(np.int64(3), ['OK', 'fault', 'ok'])", "the sandbox's fillna never reached df"
     cleaned = text(code[4])
-    assert "Ran in the person's namespace (live)." in cleaned and "created: clean" in cleaned
+    assert "Ran in your namespace: created clean" in cleaned and "the person's namespace" not in cleaned
     assert "allowed by policy" in cleaned
     assert text(code[5]) == "(38, 5)"
     assert "Undone: removed clean." in text(code[6])
     assert text(code[7]) == "(False, (42, 5))"
 
 
-def test_plan_then_execute_saves_the_approved_plan_as_step_cells_that_run_and_tick_one_by_one(tmp_path):
+def test_plan_then_execute_saves_the_approved_plan_as_step_cells_and_runs_them_at_once(tmp_path):
     notebook = nbformat.read(NOTEBOOKS / "plan_then_execute.ipynb", as_version=4)
     run_in_order(notebook, tmp_path / "plan_then_execute.ipynb", headless_env(tmp_path))
 
-    def text(cell) -> str:
-        return "\n".join(str(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
-
     sources = [c.source for c in notebook.cells]
     asking = next(i for i, s in enumerate(sources) if s.startswith("%%agent --agent plan"))
-    assert "plan_exit Saved the plan as 2 steps in cells" in text(notebook.cells[asking])
-    assert "saved as cells below this one" in text(notebook.cells[asking])
+    said = text(notebook.cells[asking])
+    assert "Saved the plan as 2 steps in cells" in said and "saved as cells below this one" in said
+    assert "The plan is approved: its 2 steps run now, here, one after another" in said
+    assert said.index("▶ Step 1 of 2") < said.index("Step 1 done") < said.index("✓ Step 1 ticked") \
+        < said.index("▶ Step 2 of 2") < said.index("all checks passed") < said.index("✓ Step 2 ticked")
     title, step1_head, step1, step2_head, step2 = notebook.cells[asking + 1:asking + 6]
     assert title.source.startswith("## Fix the inflated average") and step1_head.source.startswith("### Step 1 — ")
     assert step2_head.source.startswith("### Step 2 — Run `python check_stats.py`")
     plan_id = step1.source.split()[2]
     assert step1.source.startswith(f"%%agent --plan {plan_id} --step 1\nIn `stats.py`")
     assert step2.source.startswith(f"%%agent --plan {plan_id} --step 2\nRun `python check_stats.py`")
-    assert "Step 1 done" in text(step1) and "✓ Step 1 ticked" in text(step1)
-    assert "all checks passed" in text(step2) and "✓ Step 2 ticked" in text(step2)
+    # Run in their turn afterwards (as a person walking down the notebook would), they do not run twice.
+    assert "Step 1 already ran right after the plan was approved" in text(step1)
+    assert "Step 2 already ran right after the plan was approved" in text(step2)
     shown = text(notebook.cells[sources.index(next(s for s in sources if s.startswith("print(next(")))])
     assert "1. [x] In `stats.py`" in shown and "2. [x] Run `python check_stats.py`" in shown
     code = [c for c in notebook.cells if c.cell_type == "code"]
     assert "2/2 ticked" in text(code[-2])
     assert f"Every step of plan {plan_id} is ticked" in text(code[-1])
+    assert not [c.source for c in code if any(o.output_type == "error" for o in c.outputs)]
+
+
+def test_the_quickstart_ends_with_the_bug_fixed_when_the_plan_becomes_cells(tmp_path):
+    """Given its notebook file, the kernel saves the approved plan as step cells, which run at once: the
+    cell after the prompt finds the self-check passing."""
+    notebook = nbformat.read(NOTEBOOKS / "quickstart.ipynb", as_version=4)
+    run_in_order(notebook, tmp_path / "quickstart.ipynb", headless_env(tmp_path))
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    assert any(c.source.startswith("%%agent --plan") for c in code), "the plan became cells"
+    prompt = next(c for c in code if c.source.startswith("%%agent\nThe average"))
+    assert "✓ All 2 steps of plan" in text(prompt)
+    check = next(c for c in code if "check_stats.py" in c.source and not c.source.startswith("%%agent"))
+    assert "all checks passed" in text(check)
+    assert not [c.source for c in code if any(o.output_type == "error" for o in c.outputs)]
+
+
+def text(cell) -> str:
+    return "\n".join(str(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in cell.outputs)

@@ -9,18 +9,23 @@
  * The message handler must never return a pending promise: JupyterLab awaits it before handling any
  * further kernel message, so a request that waits on the kernel (run_cells) would wait on itself. Long
  * work therefore runs detached and replies when it settles.
+ *
+ * The page asks the kernel too, for the Undo of finished runs' cards (undo.ts): about their turns, once a
+ * comm is known to reach the kernel's target and again after every executed cell (an undo, a later run
+ * may have changed the answer), and to undo one.
  */
 
 import type { ISessionContext } from '@jupyterlab/apputils';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage, Session } from '@jupyterlab/services';
-import type { JSONObject } from '@lumino/coreutils';
+import { type JSONObject, UUID } from '@lumino/coreutils';
 
 import { type NotebookView, activeCell, deleteCells, insertCells, readCells, replaceCell } from './cells';
 import { type Params, RequestError, isObject } from './params';
 import { runCells } from './run';
 import { saveSoon } from './save';
 import { RunningCell } from './running';
+import { type RunCard, type Turns, turnState } from './undo';
 
 export const COMM_TARGET = 'opencode_nb';
 
@@ -48,6 +53,15 @@ const ACTIONS: Readonly<Record<string, Action>> = {
 };
 
 export const CAPABILITIES = Object.keys(ACTIONS);
+
+/** How long the page waits for the kernel to answer one of its own requests. */
+const ASK_TIMEOUT_MS = 30_000;
+
+interface Asked {
+  comm: Kernel.IComm;
+  settle: (reply: Result) => void;
+  fail: (error: Error) => void;
+}
 
 /** Who we are, for the hello. */
 export interface FrontendInfo {
@@ -103,7 +117,7 @@ export function dispatch(view: NotebookView, data: unknown, send: Send): void {
  * The link between one notebook and its kernel. One per document context: several views of a notebook
  * share a kernel connection, and a second link would register the target twice.
  */
-export class NotebookLink implements NotebookView {
+export class NotebookLink implements NotebookView, Turns {
   constructor(
     panel: NotebookPanel,
     private readonly info: FrontendInfo
@@ -132,6 +146,105 @@ export class NotebookLink implements NotebookView {
 
   runningCell(): string | null {
     return this.running.id;
+  }
+
+  // -------------------------------------------------------------------------------- asking the kernel
+
+  /** Ask the kernel (PROTOCOL.md, requests from the page); fails at once when no comm reaches it yet. */
+  ask(action: string, params: Record<string, unknown>): Promise<Result> {
+    const comm = [...this.ready].pop();
+    if (comm === undefined) {
+      return Promise.reject(new Error('opencode_nb is not loaded in this kernel'));
+    }
+    return new Promise<Result>((resolve, reject) => {
+      const requestId = `page_${UUID.uuid4()}`;
+      const timer = setTimeout(() => {
+        this.asked.delete(requestId);
+        reject(new Error(`the kernel did not answer ${action} in time`));
+      }, ASK_TIMEOUT_MS);
+      const done = (): void => {
+        clearTimeout(timer);
+        this.asked.delete(requestId);
+      };
+      this.asked.set(requestId, {
+        comm,
+        settle: reply => {
+          done();
+          resolve(reply);
+        },
+        fail: error => {
+          done();
+          reject(error);
+        }
+      });
+      this.quietly(() => comm.send({ ...params, request_id: requestId, action }));
+    });
+  }
+
+  addCard(card: RunCard): void {
+    this.cards.add(card);
+    this.refreshSoon();
+  }
+
+  removeCard(card: RunCard): void {
+    this.cards.delete(card);
+  }
+
+  /** Ask about every card's turn in one request, a moment after the last reason to. */
+  private refreshSoon(): void {
+    if (this.refreshTimer !== null) {
+      return;
+    }
+    this.refreshTimer = setTimeout(() => {
+      this.refreshTimer = null;
+      void this.refreshCards();
+    }, 50);
+  }
+
+  private async refreshCards(): Promise<void> {
+    const turns = [...new Set([...this.cards].map(card => card.turn))].filter(turn => turn !== null);
+    if (turns.length === 0 || this.ready.size === 0) {
+      return;
+    }
+    let states: Record<string, unknown>;
+    try {
+      const reply = await this.ask('undo_state', { turns });
+      states = isObject(reply.states) ? reply.states : {};
+    } catch (error) {
+      console.debug('opencode-nb: the kernel did not say what its runs can undo', error);
+      return;
+    }
+    for (const card of this.cards) {
+      if (card.turn !== null) {
+        card.present(turnState(states[card.turn]));
+      }
+    }
+  }
+
+  /** The kernel went away (restart, another kernel): its turns are gone with it. */
+  private forgetTurns(): void {
+    for (const card of this.cards) {
+      card.present(null);
+    }
+  }
+
+  /** After each executed cell (an `%agent undo`, a later run), what the cards offer may have changed. */
+  private onIOPub(_: Kernel.IKernelConnection, msg: KernelMessage.IIOPubMessage): void {
+    if (
+      msg.header.msg_type === 'status' &&
+      (msg as KernelMessage.IStatusMsg).content.execution_state === 'idle' &&
+      msg.parent_header.msg_type === 'execute_request'
+    ) {
+      this.refreshSoon();
+    }
+  }
+
+  /** A comm the kernel's target took: requests can go there now. */
+  private reached(comm: Kernel.IComm): void {
+    if (this.comms.has(comm)) {
+      this.ready.add(comm);
+      this.refreshSoon();
+    }
   }
 
   /** Another view of the same notebook. */
@@ -171,24 +284,28 @@ export class NotebookLink implements NotebookView {
     if (this.kernel !== null && !this.kernel.isDisposed) {
       this.kernel.removeCommTarget(COMM_TARGET, this.onCommOpen);
       this.kernel.statusChanged.disconnect(this.onStatus, this);
+      this.kernel.iopubMessage.disconnect(this.onIOPub, this);
       for (const comm of this.comms) {
         this.quietly(() => comm.close());
       }
     }
-    this.comms.clear();
+    this.forgetComms();
+    this.forgetTurns();
     this.kernel = kernel;
     if (kernel === null || this.isDisposed) {
       return;
     }
     kernel.registerCommTarget(COMM_TARGET, this.onCommOpen);
     kernel.statusChanged.connect(this.onStatus, this);
+    kernel.iopubMessage.connect(this.onIOPub, this);
     this.openComm(kernel);
   }
 
   /** After a restart the kernel is new: its target (if its IPython config loads opencode_nb) is too. */
   private onStatus(kernel: Kernel.IKernelConnection, status: Kernel.Status): void {
     if (status === 'restarting' || status === 'autorestarting') {
-      this.comms.clear(); // JupyterLab disposes a kernel's comms when it restarts
+      this.forgetComms(); // JupyterLab disposes a kernel's comms when it restarts
+      this.forgetTurns();
       this.restarted = true;
     } else if (status === 'idle' && this.restarted) {
       this.restarted = false;
@@ -208,6 +325,7 @@ export class NotebookLink implements NotebookView {
         .done.then(() => {
           if (!comm.isDisposed) {
             this.quietly(() => comm.send(hello as JSONObject));
+            this.reached(comm); // a kernel without the target closed it already
           }
         })
         .catch(() => this.comms.delete(comm));
@@ -220,17 +338,40 @@ export class NotebookLink implements NotebookView {
   private readonly onCommOpen = (comm: Kernel.IComm): void => {
     this.attach(comm);
     this.quietly(() => comm.send(this.hello() as JSONObject));
+    this.reached(comm);
   };
 
   private attach(comm: Kernel.IComm): void {
     this.comms.add(comm);
     const send: Send = data => this.quietly(() => comm.send(data as JSONObject));
     comm.onMsg = (msg: KernelMessage.ICommMsgMsg): void => {
-      dispatch(this, msg.content.data, send);
+      const data = msg.content.data;
+      const asked = typeof data.reply_to === 'string' ? this.asked.get(data.reply_to) : undefined;
+      if (asked !== undefined) {
+        asked.settle(data);
+        return;
+      }
+      dispatch(this, data, send);
     };
     comm.onClose = (): void => {
-      this.comms.delete(comm);
+      this.forgetComm(comm);
     };
+  }
+
+  private forgetComm(comm: Kernel.IComm): void {
+    this.comms.delete(comm);
+    this.ready.delete(comm);
+    for (const asked of [...this.asked.values()]) {
+      if (asked.comm === comm) {
+        asked.fail(new Error('the kernel closed the connection before it answered'));
+      }
+    }
+  }
+
+  private forgetComms(): void {
+    for (const comm of [...this.comms]) {
+      this.forgetComm(comm);
+    }
   }
 
   /** Sending to a kernel that went away throws; there is nobody left to tell. */
@@ -246,6 +387,11 @@ export class NotebookLink implements NotebookView {
   private readonly session: ISessionContext;
   private readonly running: RunningCell;
   private readonly comms = new Set<Kernel.IComm>();
+  /** Comms the kernel's target took (it opened them, or took our open): ordered oldest first. */
+  private readonly ready = new Set<Kernel.IComm>();
+  private readonly asked = new Map<string, Asked>();
+  private readonly cards = new Set<RunCard>();
+  private refreshTimer: ReturnType<typeof setTimeout> | null = null;
   private kernel: Kernel.IKernelConnection | null = null;
   private restarted = false;
 }

@@ -1,6 +1,7 @@
 /**
  * opencode-nb: lets the agents of a notebook's kernel read, edit and run its cells (the `opencode_nb`
- * comm, see ../PROTOCOL.md), and shows `%%agent` cells as the markdown prompts they are.
+ * comm, see ../PROTOCOL.md), shows `%%agent` cells as the markdown prompts they are, draws a finished
+ * run's card with the Undo of that run, and keeps the status bar Busy while a cell runs.
  */
 
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
@@ -9,6 +10,8 @@ import type { DocumentRegistry } from '@jupyterlab/docregistry';
 
 import { NotebookLink } from './comm';
 import { highlightAgentCells } from './highlight';
+import { untrackSubshellRequests } from './status';
+import { RUN_MIME, RUN_RANK, RunCard } from './undo';
 import { VERSION } from './version';
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -18,6 +21,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
   requires: [INotebookTracker],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker): void => {
     const info = { version: VERSION, frontend: `${app.name} ${app.version}` };
+    untrackSubshellRequests();
     // One link per document: views of the same notebook share its kernel connection.
     const links = new Map<DocumentRegistry.Context, NotebookLink>();
     const tracked = new WeakSet<NotebookPanel>();
@@ -29,12 +33,22 @@ const plugin: JupyterFrontEndPlugin<void> = {
       tracked.add(panel);
       highlightAgentCells(panel);
       const context = panel.context;
-      const link = links.get(context);
+      let link = links.get(context);
       if (link === undefined) {
-        links.set(context, new NotebookLink(panel, info));
+        link = new NotebookLink(panel, info);
+        links.set(context, link);
       } else {
         link.addPanel(panel);
       }
+      const turns = link;
+      // Per panel, as the widget renderer is: a card needs its notebook's kernel.
+      const rendermime = panel.content.rendermime;
+      rendermime.addFactory({
+        safe: true,
+        mimeTypes: [RUN_MIME],
+        defaultRank: RUN_RANK,
+        createRenderer: () => new RunCard(rendermime.createRenderer('text/html'), turns)
+      });
       panel.disposed.connect(() => {
         const current = links.get(context);
         current?.removePanel(panel);

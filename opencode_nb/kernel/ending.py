@@ -1,4 +1,4 @@
-"""How a prompt's run ends in its cell: done, error or stopped; what an attached cell raises; what a cell the
+"""How a prompt's run ends in its cell: done, error, stopped or rejected; what an attached cell raises; what a cell the
 kernel can no longer reach gets as its output instead.
 
 Apart from the runner, which starts and follows runs, because these are the cell's side of the story, read by
@@ -13,11 +13,18 @@ from .stopped import AgentStopped
 
 
 def status_of(result: Any, *, stop_requested: bool) -> str:
-    """done, error or stopped: a run the person asked to stop counts as stopped however it ended."""
+    """done, error, stopped or rejected: a run the person asked to stop counts as stopped however it ended.
+
+    "rejected" is a run a person's plain Reject ended: the loop stops after the step whose call was refused,
+    so its last answer still asks for tool calls and has no error. It is not a failure (the person chose
+    it), but it is not done either, and the cell says so (`views.render.ended_note`).
+    """
     error = getattr(result, "error", None)
     if error is not None:
         return "stopped" if error.kind == "aborted" or stop_requested else "error"
-    return "stopped" if stop_requested else "done"
+    if stop_requested:
+        return "stopped"
+    return "rejected" if getattr(result, "finish", None) == "tool-calls" else "done"
 
 
 def failure(status: str, result: Any) -> str | None:

@@ -19,7 +19,9 @@ final transcript (and how the cell failed) follows the same way, where the exten
 the extension the transcript is still in the session: `%agent show` prints it.
 
 Each run is a turn of the journal: the run's task sets `journal.TURN`, so whatever its tools (and its
-subagents' tools) do to cells and bindings is recorded there, and `%agent undo` takes the turn back.
+subagents' tools) do to cells and bindings is recorded there, and `%agent undo` takes the turn back. A
+finished run's transcript names its turn (`card_undo.RUN_MIME`), so the extension can put an Undo of
+that very run under it for as long as this kernel lives.
 The cell a prompt came from is read when the prompt starts, from the request JupyterLab sent (`cellId`)
 and the source the kernel received, so inserted cells can go right below it.
 """
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .activity import CellActivity
+from .card_undo import RUN_MIME, CardUndo, run_data
 from .cell_now import calling_cell_id, cell_count, delivers_to_awaiting_cells
 from .ending import cell_error, error_output, status_of, with_error
 from .magics.settings import Agent
@@ -79,6 +82,9 @@ class Run:
     loop: asyncio.AbstractEventLoop | None = None
     live_output: dict[str, Any] | None = None
     """The live view as a cell output (nbformat), to hand to a page that connected after the run started."""
+    show: Callable[[list[dict[str, Any]]], None] | None = None
+    """Where the run is shown instead of the executing cell: called with the outputs (nbformat) of the cell
+    that shows it, the live view first, the transcript last (a plan's step run from the cell that approved it)."""
 
 
 class NotebookAgent:
@@ -92,7 +98,9 @@ class NotebookAgent:
         self.activity = activity if activity is not None else CellActivity()
         """Which cell the kernel executes now."""
         self.journal = Journal()
-        """What each turn did, for `%agent undo`."""
+        """What each turn did, for `%agent undo` and the Undo of a finished run's card."""
+        self.loop: asyncio.AbstractEventLoop | None = None
+        """The kernel's loop, known once a prompt ran."""
         self.pending: set[asyncio.Future[Any]] = set()
         """Subcommands still waiting on the front end; the `%agent` line awaits them before it ends."""
         self.session_id: str | None = None
@@ -110,6 +118,7 @@ class NotebookAgent:
         """Undoes the terminal's printing and asking (terminal IPython only)."""
         settings.observe(lambda change: self.reset_workspace(), "directory")
         self.frontend.on_page(self._page_connected)
+        CardUndo(self.journal, self._built_notebook, lambda: self.loop).attach(self.frontend)
 
     # ------------------------------------------------------------------------------------------ workspace
 
@@ -124,6 +133,13 @@ class NotebookAgent:
         cells = self.workspace().notebook
         assert cells is not None, "the kernel's workspace always has its notebook"
         return cells  # type: ignore[return-value]
+
+    def _built_notebook(self) -> NotebookCells | None:
+        """The notebook's cells if the workspace is built; never waits for it."""
+        future = self._workspace
+        if future is None or not future.done() or future.exception() is not None:
+            return None
+        return future.result().notebook  # type: ignore[return-value]
 
     @property
     def directory(self) -> Path:
@@ -264,14 +280,19 @@ class NotebookAgent:
 
     async def prompt(self, text: str, *, agent: str | None = None, model: str | None = None,
                      session: str | None = None, new: bool = False, background: bool = False,
-                     parts: Sequence[Part] = ()) -> Any:
+                     parts: Sequence[Part] = (), cell_id: str | None = None,
+                     show: Callable[[list[dict[str, Any]]], None] | None = None) -> Any:
+        """Run a prompt from the executing cell; with `cell_id` and `show`, on behalf of that other cell, which
+        `show` fills with the run's outputs (through the extension) while the executing cell awaits the run."""
         ws = await self.aworkspace()
         session_id = self.choose_session(ws, session=session, new=new)
         # Headless runners shut the kernel down after the last cell: never detach there.
         attached = not ((background or self.detached) and self.presence.mode != "headless")
-        run = Run(session_id, cell_id=calling_cell_id(self.shell) or None, attached=attached,
-                  execution_count=cell_count(self.shell), page=self.frontend.pages, loop=asyncio.get_running_loop())
-        if self.activity.running is not None:
+        run = Run(session_id, cell_id=cell_id or calling_cell_id(self.shell) or None, attached=attached,
+                  execution_count=cell_count(self.shell), page=self.frontend.pages, loop=asyncio.get_running_loop(),
+                  show=show)
+        self.loop = run.loop
+        if self.activity.running is not None and cell_id is None:
             run.cell_source = self.activity.running.source
             run.cell_id = run.cell_id or self.activity.running.cell_id
         run.task = asyncio.ensure_future(self._run(ws, run, text, agent=agent or self.settings.agent,
@@ -316,9 +337,12 @@ class NotebookAgent:
 
     def _relink(self, run: Run) -> None:
         """Show the run's live view in its cell on the page that connected after the run started."""
-        if run.done.is_set() or run.live_output is None or not self._moved(run):
+        if run.done.is_set() or run.live_output is None:
             return
-        self._send_cell(run, outputs=[run.live_output])
+        if run.show is not None:
+            run.show([run.live_output])
+        elif self._moved(run):
+            self._send_cell(run, outputs=[run.live_output])
 
     def _moved(self, run: Run) -> bool:
         """Whether the run's cell is shown by a page other than the one that ran it."""
@@ -355,26 +379,40 @@ class NotebookAgent:
         from ..errors import OpencodeNbError
         from ..views import SessionView, transcript_bundle
         from ..views.records import AskRecorder
+        from .live_cell import LiveCell
         from .magics import listing
         from .plans.save import save_callback
 
-        view: SessionView | None = None
+        view: LiveCell | None = None
         handle: Any = None
         if self.presence.mode == "terminal":
             handle = _Silent()  # the session was printed as it happened
         elif self.presence.mode != "headless":
-            view = SessionView(ws, self.hub, run.session_id, floor="~", on_stop=lambda: self.stop(run),
-                               on_save_plan=save_callback(ws))
-            self.presence.watch(view.widget)
-            handle = display(view.widget, display_id=True)
-            run.live_output = {"output_type": "display_data", "metadata": {},
-                               "data": view.widget._repr_mimebundle_()}
+            def shown(live: SessionView) -> dict[str, Any] | None:
+                """What shows the view in this cell; None when another cell shows it."""
+                self.presence.watch(live.widget)
+                run.live_output = {"output_type": "display_data", "metadata": {},
+                                   "data": live.widget._repr_mimebundle_()}
+                if run.show is not None:
+                    run.show([run.live_output])
+                    return None
+                self._relink(run)  # a page that connected before the view was shown
+                return run.live_output["data"]
+
+            # The view is built once the run lasts long enough to watch (`live_cell.py`); at once while no front
+            # end is known (showing it is how one makes itself known), for a run another cell shows, and for a
+            # run that goes on after its cell ended.
+            view = handle = LiveCell(self.hub, run.session_id, lambda: SessionView(
+                ws, self.hub, run.session_id, floor="~", on_stop=lambda: self.stop(run),
+                on_save_plan=save_callback(ws)), shown,
+                at_once=self.presence.mode == "unknown" or run.show is not None or not run.attached)
         else:
             handle = display({"text/plain": f"@{agent or ws.agents.default.name} is working…"}, raw=True,
                              display_id=True)
         status, result, floor, started = "done", None, "~", time.time()
         recorder = AskRecorder(ws.bus, run.session_id)
-        TURN.set(self.journal.begin(run.session_id, cell_id=run.cell_id, cell_source=run.cell_source))
+        turn = self.journal.begin(run.session_id, cell_id=run.cell_id, cell_source=run.cell_source)
+        TURN.set(turn)
         try:
             await self.presence.decide(self.settings.probe_timeout_s)
             lock = self._locks.setdefault(run.session_id, asyncio.Lock())
@@ -413,13 +451,18 @@ class NotebookAgent:
                     bundle = with_error(bundle, result)
                 elif isinstance(result, str):
                     bundle = listing.text(result)  # a local command's output (/help)
+                if "text/html" in bundle and (undoable := run_data(turn)) is not None:
+                    bundle = {**bundle, RUN_MIME: undoable}  # type: ignore[dict-item]
                 handle.update(bundle, raw=True)
-                if self._moved(run):  # before the view closes, so the new page never shows it gone
+                if run.show is not None or self._moved(run):  # before the view closes: it never shows gone
                     outputs: list[dict[str, Any]] = [{"output_type": "display_data", "metadata": {},
                                                       "data": bundle}]
                     if error is not None:
                         outputs.append(error_output(error))
-                    self._send_cell(run, outputs=outputs, execution_count=run.execution_count)
+                    if run.show is not None:
+                        run.show(outputs)
+                    else:
+                        self._send_cell(run, outputs=outputs, execution_count=run.execution_count)
                 if view is not None:
                     view.close()  # the transcript stands in for it now: free its widgets on both sides
             except Exception:

@@ -130,7 +130,7 @@ class QuestionService:
         if pending.future.done():
             return
         if answers is None:
-            pending.future.set_exception(RejectedError(DISMISSED))
+            pending.future.set_exception(RejectedError(DISMISSED, summary="Dismissed by you"))
         else:
             pending.future.set_result(answers)
 

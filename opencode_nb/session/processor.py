@@ -201,18 +201,21 @@ class Processor:
         part = self._pending_part(call.id, call.name)
         started = now()
         if call.input is None:
-            self._error(part, {}, started, _malformed(call))
+            self._error(part, {}, started, _malformed(call), {"summary": "Not run: its arguments were not valid JSON"})
             return
         problem = argument_problem(call.input)
         if problem is not None:  # stored cleaned and cut: the input itself may not even be storable
-            self._error(part, storable_arguments(call.input), started, unusable_arguments(call.name, problem))
+            self._error(part, storable_arguments(call.input), started, unusable_arguments(call.name, problem),
+                        {"summary": f"Not run: its arguments {problem}"})
             return
         if not self.tools_allowed:
-            self._error(part, call.input, started, "Tools are disabled for this step: answer in text only.")
+            self._error(part, call.input, started, "Tools are disabled for this step: answer in text only.",
+                        {"summary": "Not run: tools are off for this step"})
             return
         tool = self.tools.get(call.name) or self.tools.get(call.name.lower())
         if tool is None:
-            self._error(part, call.input, started, _unknown(call.name, self.tools))
+            self._error(part, call.input, started, _unknown(call.name, self.tools),
+                        {"summary": f"Not run: there is no tool named {call.name!r}"})
             return
         if tool.id != part.tool:
             part = part.model_copy(update={"tool": tool.id})
@@ -242,6 +245,8 @@ class Processor:
             if isinstance(exc, RejectedError) and not isinstance(exc, CorrectedError):
                 self.blocked = True
             metadata = _running_metadata(self._tool_parts[call_id])
+            if exc.summary:  # the person's words for it: the message is the model's
+                metadata = {**metadata, "summary": exc.summary}
             self._error(self._tool_parts[call_id], tool_input, started, str(exc), metadata)
             return
         except (ValueError, OSError, re.error) as exc:

@@ -134,20 +134,22 @@ class SessionService:
 
     # ------------------------------------------------------------------------------------------ messages
 
-    def messages(self, session_id: str) -> builtins.list[MessageWithParts]:
-        """The session's history as stored, streamed text included (buffered text is written first)."""
+    def messages(self, session_id: str, since: str | None = None) -> builtins.list[MessageWithParts]:
+        """The session's history as stored, streamed text included (buffered text is written first); with
+        `since`, only its messages from that id on."""
         self.flush()
-        return self.store.messages(session_id)
+        return self.store.messages(session_id, since)
 
     def activity(self, session_id: str) -> tuple[str, int]:
         """(agent of the latest answer, tokens of all answers), without loading the history."""
         self.writes.commit()
         return self.store.activity(session_id)
 
-    def current_agent(self, session_id: str) -> str | None:
-        """The agent that answers the session's next prompt: the one its newest user message names."""
+    def current_agent(self, session_id: str, before: str | None = None) -> str | None:
+        """The agent that answers the session's next prompt: the one its newest user message names (with
+        `before`, the one that answered the prompts before that message id)."""
         self.writes.commit()
-        return self.store.current_agent(session_id)
+        return self.store.current_agent(session_id, before)
 
     def add_message(self, message: UserMessage | AssistantMessage) -> None:
         self.writes.write(lambda: self.store.add_message(message), _message_event(message))

@@ -90,23 +90,25 @@ class StoreReads(StoreConnections):
             raise NotFoundError("message", message_id)
         return self._validate_row(message_adapter.validate_json, data, "message", message_id)
 
-    def messages(self, session_id: str) -> list[MessageWithParts]:
-        """Every message of the session with its parts, both in creation order.
+    def messages(self, session_id: str, since: str | None = None) -> list[MessageWithParts]:
+        """Every message of the session with its parts, both in creation order; with `since`, only the messages
+        whose id is not below it (ids ascend), so reading one run of a long session does not read it all.
 
         Rows this version cannot read are skipped with a warning, and so are the parts of such a message.
         """
+        floor = "" if since is None else since
         with self._snapshot() as db:
             messages = self._load(
                 db,
-                "SELECT id, data FROM messages WHERE session_id = ? ORDER BY id",
-                (session_id,),
+                "SELECT id, data FROM messages WHERE session_id = ? AND id >= ? ORDER BY id",
+                (session_id, floor),
                 message_adapter.validate_json,
                 "message",
             )
             parts = self._load(
                 db,
-                "SELECT id, data FROM parts WHERE session_id = ? ORDER BY message_id, id",
-                (session_id,),
+                "SELECT id, data FROM parts WHERE session_id = ? AND message_id >= ? ORDER BY message_id, id",
+                (session_id, floor),
                 part_adapter.validate_json,
                 "part",
             )
@@ -137,12 +139,14 @@ class StoreReads(StoreConnections):
         ).fetchone()
         return row[0] or "", int(row[1])
 
-    def current_agent(self, session_id: str) -> str | None:
-        """The agent named by the session's newest user message, read in SQL without loading the history."""
+    def current_agent(self, session_id: str, before: str | None = None) -> str | None:
+        """The agent named by the session's newest user message (with `before`, the newest older than that
+        message id), read in SQL without loading the history."""
+        older = "" if before is None else "AND id < ? "
         row = self._db().execute(
-            "SELECT json_extract(data, '$.agent') FROM messages WHERE session_id = ? "
+            f"SELECT json_extract(data, '$.agent') FROM messages WHERE session_id = ? {older}"
             "AND json_extract(data, '$.role') = 'user' ORDER BY id DESC LIMIT 1",
-            (session_id,),
+            (session_id,) if before is None else (session_id, before),
         ).fetchone()
         return row[0] if row and row[0] else None
 

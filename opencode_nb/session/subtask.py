@@ -108,14 +108,16 @@ class SubtaskRunner:
         except ToolError:
             raise
         except OpencodeNbError as exc:  # the child could not run at all (no API key, an unknown model)
-            raise ToolError(f"Task failed: {exc} (session_id: {child.id})") from None
+            raise ToolError(f"Task failed: {exc} (session_id: {child.id})", summary=f"Task failed: {exc}") from None
         finally:
             off()
         if final is None:
             raise ToolError(f"Task failed: the {agent} subagent gave no answer.")
         if final.error is not None:
             word = "cancelled" if final.error.kind == "aborted" else "failed"
-            raise ToolError(f"Task {word}: {final.error.message} (session_id: {child.id})")
+            # The id lets the model continue the task; the person's card says only what happened.
+            raise ToolError(f"Task {word}: {final.error.message} (session_id: {child.id})",
+                            summary=f"Task {word}: {final.error.message}")
         texts = [p.text for m in deps.sessions.messages(child.id) if m.message.id == final.id
                  for p in m.parts if isinstance(p, TextPart) and p.text.strip()]
         return child.id, (texts[-1] if texts else "(The subagent finished without a text answer.)")

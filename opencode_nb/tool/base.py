@@ -12,6 +12,11 @@ saved under `data_dir/tool-output/`, and the cut text says how to read the rest.
 own output (read pages by lines, bash keeps the tail) says so by setting `metadata["truncated"]` (True or
 False) and is left alone.
 
+A result has two readers. The output is the model's: what happened and what to do next ("call it again",
+"the person can undo…"). The person reads the `summary` each tool puts in its metadata (`for_person`), and
+the card shows what the call printed, changed or answered (`person_text`), never the output's sentences for
+the model. A failure does the same through `ToolError(message, summary=...)`.
+
 Tools see the world only through `ToolContext`. They never import the loop or the Jupyter layer:
 
 - `ask(permission, patterns, always=None, metadata=None, *, always_ask=False)` returns when the call may go
@@ -76,8 +81,46 @@ class ToolResult:
     output: str
     """What the model reads."""
     metadata: dict[str, Any] = field(default_factory=dict)
-    """What views show besides the output (a diff, an exit code); the model never sees it."""
+    """What views show besides the output (a diff, an exit code); the model never sees it. What the person
+    reads of the result is here too (see `for_person`): `summary`, and `person_output` where the output is
+    written for the model."""
     attachments: list[Attachment] = field(default_factory=list)
+
+
+def for_person(summary: str, person_output: str | None = None, *, markdown: bool = False) -> dict[str, Any]:
+    """The metadata entries that say what a person reads of a result, beside the output the model reads.
+
+    Args:
+        summary: what happened, in a line or a few, worded for the person ("Created notes.md, 12 lines").
+        person_output: what the card shows under the summary in place of the output, when the output holds
+            sentences for the model (what to do next, where it ran); "" shows nothing more. None: the output
+            itself is what a person reads (a file's lines, a listing).
+        markdown: the shown text is markdown (a subagent's answer, a fetched page, a plan) and renders as such.
+    """
+    entries: dict[str, Any] = {"summary": summary}
+    if person_output is not None:
+        entries["person_output"] = person_output
+    if markdown:
+        entries["markdown"] = True
+    return entries
+
+
+def person_text(output: str, metadata: dict[str, Any]) -> str:
+    """What a card shows of a completed call's output: `person_output` when the tool gave one, else the
+    output without the note `truncate` added for the model (the person is told where the whole is)."""
+    shown = metadata.get("person_output")
+    if isinstance(shown, str):
+        return shown
+    path = metadata.get("output_path")
+    if not isinstance(path, str):
+        return output
+    head, sep, _ = output.rpartition(CUT_NOTE_START)
+    if sep:
+        return f"{head}\n… cut here; the whole output is saved in {path}"
+    if output.startswith(CUT_NOTE_START.lstrip()):
+        _, _, tail = output.partition("\n\n")
+        return f"… the beginning is cut; the whole output is saved in {path}\n{tail}"
+    return output
 
 
 class Tool(Generic[P]):
@@ -117,11 +160,11 @@ class Tool(Generic[P]):
         """
         problem = argument_problem(raw_input)
         if problem is not None:
-            raise ToolError(unusable_arguments(self.id, problem))
+            raise ToolError(unusable_arguments(self.id, problem), summary=f"Not run: its arguments {problem}")
         try:
             params = self.params.model_validate(raw_input)
         except ValidationError as exc:
-            raise ToolError(invalid_arguments(self.id, exc)) from None
+            raise ToolError(invalid_arguments(self.id, exc), summary=invalid_summary(exc)) from None
         result = await self.execute(params, ctx)  # type: ignore[arg-type]
         if "truncated" in result.metadata:
             return result
@@ -135,6 +178,12 @@ def invalid_arguments(tool_id: str, exc: ValidationError) -> str:
         problems.append(f"- {where}: {error['msg']}")
     return (f"The {tool_id} tool was called with invalid arguments:\n" + "\n".join(problems)
             + "\nRewrite the input so that it matches the tool's schema, then call it again.")
+
+
+def invalid_summary(exc: ValidationError) -> str:
+    """An invalid call for the person: which arguments were wrong (the model was told to call again)."""
+    fields = sorted({".".join(str(p) for p in error["loc"]) or "the input" for error in exc.errors()})
+    return "Not run: the agent's call had invalid arguments (" + ", ".join(fields[:5]) + ")"
 
 
 _UNPAIRED = re.compile("[\ud800-\udfff]")
@@ -287,9 +336,13 @@ def save_output(ctx: ToolContext, text: str) -> Path:
     return path
 
 
+CUT_NOTE_START = "\n\n(Output truncated: "
+"""How the note a cut output ends with begins, so views can leave the model's instructions out."""
+
+
 def cut_note(cut_lines: int, path: Path) -> str:
     what = f"{cut_lines} more line{'s' if cut_lines != 1 else ''}" if cut_lines else "the rest of a very long line"
-    return (f"\n\n(Output truncated: {what} not shown. The full output is saved in {path}. Read it in pieces "
+    return (f"{CUT_NOTE_START}{what} not shown. The full output is saved in {path}. Read it in pieces "
             "with the read tool (offset and limit), or search it with grep, rather than reading it all.)")
 
 

@@ -30,7 +30,7 @@ from ..permission import evaluate
 from ..sandbox.policy import Launch
 from ..sandbox.protected import AGENT_CONFIG, AGENT_CONFIG_REASON, Protected, undo_note
 from ..sandbox.readable import shown_outside
-from .base import OUTPUT_FOLDER, Tool, ToolContext, ToolResult, folder_pattern, workspace_root
+from .base import OUTPUT_FOLDER, Tool, ToolContext, ToolResult, folder_pattern, for_person, workspace_root
 from .files.access import GIT_PERMISSION, GIT_REASON, hooks_dirs, in_git_dir
 from .shell.parse import PROBE, command_patterns, parse_command
 from .shell.parsed import Hidden, ParsedCommand
@@ -209,6 +209,7 @@ def _unchecked_note(reasons: list[str]) -> str:
 def _result(run: ShellRun, title: str, timeout_s: float, launch: Launch) -> ToolResult:
     text, extra = run.capture.text()
     text = text.rstrip("\n") or "(no output)"
+    printed = text
     if run.timed_out:
         text += (f"\n\n(The command was stopped after {timeout_s:g} s because it exceeded its timeout. If it needs "
                  f"longer, run it again with a larger timeout, at most {MAX_TIMEOUT_S} s.)")
@@ -224,7 +225,18 @@ def _result(run: ShellRun, title: str, timeout_s: float, launch: Launch) -> Tool
                                    "output": run.capture.preview(), "sandbox": launch.label, **extra}
     if launch.note:
         metadata["sandbox_note"] = launch.note  # once per session, on the card: see ShellSandbox.launch
+    metadata.update(for_person(_summary(run, timeout_s), printed))
     return ToolResult(title, text, metadata)
+
+
+def _summary(run: ShellRun, timeout_s: float) -> str:
+    """How the command ended, for the person: the notes the model reads say what to do about it."""
+    said = [f"Stopped after {timeout_s:g} s, its time limit" if run.timed_out else f"Exit code {run.exit_code}"]
+    if run.stopped_background:
+        said.append("background processes still writing to its output were stopped")
+    if run.undone:
+        said.append("what it changed in files that steer the agents was undone: " + "; ".join(run.undone))
+    return "; ".join(said)
 
 
 async def _ask_secret_files(ctx: ToolContext, command: str, paths: PathCheck) -> None:

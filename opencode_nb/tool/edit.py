@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult, relative
+from .base import Tool, ToolContext, ToolResult, for_person, relative
 from .files.access import ask_agent_config, ask_git_internals, ask_hard_link
 from .files.textfile import changing, diff_counts, read_text, require_file, unified_diff, write_text
 
@@ -69,7 +69,8 @@ class EditTool(Tool[EditParams]):
         note = "" if how in ("exact", "created") else f" (old_string matched after ignoring {MATCHER_NOTES[how]})"
         verb = "Created" if how == "created" else "Edited"
         return ToolResult(title, f"{verb} {title}: +{added} -{removed} lines.{note}",
-                          {"path": str(path), "diff": diff, "additions": added, "deletions": removed, "match": how})
+                          {"path": str(path), "diff": diff, "additions": added, "deletions": removed, "match": how,
+                           **for_person(f"{verb} {title}: +{added} −{removed} lines", "")})
 
 
 def apply_edit(content: str, old: str, new: str, replace_all: bool = False, title: str = "the file") -> tuple[str, str]:

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult, inside, relative, workspace_root
+from .base import Tool, ToolContext, ToolResult, for_person, inside, relative, workspace_root
 from .files.access import open_checked
 from .files.globpattern import glob_matcher, split_absolute
 from .files.ignore import IgnoreRules
@@ -50,10 +50,13 @@ class GlobTool(Tool[GlobParams]):
             matched = await asyncio.to_thread(find_files, rules, matches, opened.fd)
         shown = [relative(ctx, p) for p in matched[:LIMIT]]
         text = "\n".join(shown) or f"No files match {params.pattern} in {relative(ctx, folder)}."
+        count = f"{len(matched)} file{'s' * (len(matched) != 1)} match"
+        said = f"{count}; showing the {LIMIT} most recently modified" if len(matched) > LIMIT else count
+        person = for_person(said if matched else text.removesuffix("."), "\n".join(shown))
         if len(matched) > LIMIT:
             text += (f"\n\n(Showing the {LIMIT} most recently modified of {len(matched)} files. Use a more specific "
                      "pattern or path to see the others.)")
-        return ToolResult(relative(ctx, folder), text, {"count": len(matched), "path": str(folder)})
+        return ToolResult(relative(ctx, folder), text, {"count": len(matched), "path": str(folder), **person})
 
 
 def find_files(rules: IgnoreRules, matches: Callable[[PurePosixPath], bool], top_fd: int | None = None) -> list[Path]:

@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field
 from .. import secrets
 from ..errors import ToolError
 from ..permission import evaluate
-from .base import Tool, ToolContext, ToolResult, inside, relative, workspace_root
+from .base import Tool, ToolContext, ToolResult, for_person, inside, relative, workspace_root
 from .files.access import open_checked
 from .files.globpattern import glob_matcher
 from .files.ignore import ALWAYS_IGNORED, IgnoreRules
@@ -105,9 +105,11 @@ class GrepTool(Tool[GrepParams]):
                 found = await asyncio.to_thread(search_python, compiled, opened, included, rules, withheld)
             await asyncio.to_thread(withheld.learn_shown, found.matches)
         text = format_matches(order(found.matches), lambda p: relative(ctx, p), found.complete)
+        person = for_person(matches_summary(found.matches, found.complete and not found.out_of_time),
+                            text.split("\n\n(Showing ")[0])
         text += withheld.note()
         text += found.notes(lambda p: relative(ctx, p))
-        return ToolResult(params.pattern, text, {
+        return ToolResult(params.pattern, text, {**person,
             "matches": len(found.matches), "complete": found.complete and not found.out_of_time,
             "engine": "rg" if rg else "python", "slow_files": len(found.slow), "withheld": len(withheld.paths)})
 
@@ -351,6 +353,15 @@ def order(matches: list[Match]) -> list[Match]:
             except OSError:
                 mtimes[path] = 0.0
     return sorted(matches, key=lambda m: (-mtimes[m[0]], str(m[0]), m[1]))
+
+
+def matches_summary(matches: list[Match], complete: bool) -> str:
+    if not matches:
+        return "No matches" + ("" if complete else " (the search did not finish)")
+    files = len({path for path, _, _ in matches})
+    count = f"{len(matches)}" if complete else f"At least {len(matches)}"
+    shown = f"; showing the first {LIMIT}" if len(matches) > LIMIT else ""
+    return f"{count} match{'es' * (len(matches) != 1)} in {files} file{'s' * (files != 1)}{shown}"
 
 
 def format_matches(matches: list[Match], name: Callable[[Path], str] = str, complete: bool = True) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult, inside, relative, workspace_root
+from .base import Tool, ToolContext, ToolResult, for_person, inside, relative, workspace_root
 from .files.access import open_checked
 from .files.ignore import IgnoreRules
 from .files.safeopen import Opened
@@ -42,12 +42,14 @@ class ListTool(Tool[ListParams]):
             rules = IgnoreRules(folder, root if inside(folder, root) else None, params.ignore)
             files, total = await asyncio.to_thread(_collect, rules, opened.fd)
         text = f"{folder}/\n" + tree(files)
+        count = f"{total} file{'s' * (total != 1)}"
+        person = for_person(f"{count}; showing the first {LIMIT}" if total > LIMIT else count, text.rstrip("\n"))
         if total > LIMIT:
             text += (f"\n\n(Showing the first {LIMIT} of {total} files. List a subfolder, or use glob to find files "
                      "by name.)")
         elif not files:
             text += "  (no files)"
-        return ToolResult(title, text.rstrip("\n"), {"count": total, "shown": len(files)})
+        return ToolResult(title, text.rstrip("\n"), {"count": total, "shown": len(files), **person})
 
 
 def require_folder(opened: Opened, title: str) -> None:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from ..values import Cell, CellType, NewCell
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolResult, for_person
 from .context import NotebookAccess
 from .files.textfile import diff_counts, unified_diff
 from .notebook import access, refused_as_error
@@ -132,7 +132,8 @@ async def _insert(notebook: NotebookAccess, params: NotebookEditParams, ctx: Too
     new_id = ids[0] if ids else "?"
     follow = " It has not been run: run it with notebook_run." if cell_type == "code" else ""
     return ToolResult(f"{title} → [{new_id}]", f"Inserted {cell_type} cell {new_id} {where}.{follow}",
-                      {**metadata, "cell_ids": ids, **_counts(diff)})
+                      {**metadata, "cell_ids": ids, **_counts(diff), **for_person(
+                          f"Inserted {cell_type} cell [{new_id}] {where}" + (", not run yet" if follow else ""), "")})
 
 
 async def _replace(notebook: NotebookAccess, old: Cell, params: NotebookEditParams, ctx: ToolContext) -> ToolResult:
@@ -153,7 +154,9 @@ async def _replace(notebook: NotebookAccess, old: Cell, params: NotebookEditPara
     text += f" and changed its type ({retyped})." if retyped else "."
     if cell_type == "code":
         text += " Its outputs are from before the change until it runs again (notebook_run)."
-    return ToolResult(edit_title("replace", old.id), text, {**metadata, "cell_ids": [old.id], **counts})
+    said = f"Replaced the source of cell [{old.id}]" + (f" and changed its type ({retyped})" if retyped else "")
+    return ToolResult(edit_title("replace", old.id), text, {**metadata, "cell_ids": [old.id], **counts,
+                                                            **for_person(said, "")})
 
 
 async def _delete(notebook: NotebookAccess, old: Cell, ctx: ToolContext) -> ToolResult:
@@ -163,7 +166,8 @@ async def _delete(notebook: NotebookAccess, old: Cell, ctx: ToolContext) -> Tool
     await ctx.ask("notebook_edit", ["delete"], always=["delete"], metadata=metadata)
     await refused_as_error(notebook.delete([old.id], session_id=ctx.session_id))
     return ToolResult(edit_title("delete", old.id), f"Deleted {old.cell_type} cell {old.id}.",
-                      {**metadata, "cell_ids": [old.id], **_counts(diff)})
+                      {**metadata, "cell_ids": [old.id], **_counts(diff),
+                       **for_person(f"Deleted {old.cell_type} cell [{old.id}]", "")})
 
 
 def _counts(diff: str) -> dict[str, int]:

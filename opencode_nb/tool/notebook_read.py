@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from ..values import NotebookSnapshot
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolResult, for_person
 from .notebook import access, cell_heading, outputs_text, refused_as_error
 
 WHERE = {
@@ -38,7 +38,9 @@ class NotebookReadTool(Tool[NotebookReadParams]):
             "cells " + ", ".join(f"[{i}]" for i in wanted)
         metadata = {"source": snapshot.source, "path": snapshot.path, "total": snapshot.total,
                     "cell_ids": [c.id for c in snapshot.cells], "running_cell": snapshot.running_cell}
-        return ToolResult(title, snapshot_text(snapshot, whole=wanted is None, calling=calling), metadata)
+        read = f"Read {len(snapshot.cells)} of the notebook's {snapshot.total} cell{'s' * (snapshot.total != 1)}"
+        return ToolResult(title, snapshot_text(snapshot, whole=wanted is None, calling=calling),
+                          {**metadata, **for_person(read, "")})
 
 
 def snapshot_text(snapshot: NotebookSnapshot, *, whole: bool, calling: str | None = None) -> str:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from ..values import Attachment, CellRun
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolResult, for_person
 from .notebook import access, bounded_error, error_text, images, outputs_text, refused_as_error
 from .support.stream import OutputStream
 
@@ -70,7 +70,8 @@ class NotebookRunTool(Tool[NotebookRunParams]):
             attached += found if fits else []
             blocks.append(run_block(run, attach=fits))
         text = "\n\n".join([f"Ran {len(runs)} cell{'s' * (len(runs) != 1)} in the person's kernel.", *blocks])
-        return ToolResult(title, text, {**metadata, **summary}, attached)
+        said = f"Ran {', '.join(f'[{r.id}]' for r in runs)} in your kernel; the outputs are in the notebook"
+        return ToolResult(title, text, {**metadata, **summary, **for_person(said, "")}, attached)
 
 
 def run_title(ids: list[str]) -> str:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from ..question.events import QuestionInfo, QuestionOption
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolResult, for_person
 
 
 class OptionParam(BaseModel):
@@ -43,7 +43,14 @@ class QuestionTool(Tool[QuestionParams]):
                  for q in params.questions]
         answers = await ctx.questions.ask(ctx.session_id, infos, agent=ctx.agent, tool=ctx.tool_ref)
         return ToolResult(f"Asked {len(infos)} question{'s' if len(infos) != 1 else ''}",
-                          format_answers(infos, answers), {"answers": answers})
+                          format_answers(infos, answers),
+                          {"answers": answers, **for_person(answers_summary(answers), "")})
+
+
+def answers_summary(answers: list[list[str]]) -> str:
+    """The person's own answers, which the question's record above the card shows in full."""
+    given = [", ".join(a) for a in answers if a]
+    return "You answered: " + "; ".join(given) if given else "You gave no answer"
 
 
 def format_answers(infos: list[QuestionInfo], answers: list[list[str]]) -> str:

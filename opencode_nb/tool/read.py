@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from .. import secrets
 from ..errors import ToolError
 from ..values import Attachment
-from .base import MAX_OUTPUT_BYTES, Tool, ToolContext, ToolResult, relative, workspace_root
+from .base import MAX_OUTPUT_BYTES, Tool, ToolContext, ToolResult, for_person, relative, workspace_root
 from .files.access import open_checked
 from .files.ignore import IgnoreRules
 from .files.safeopen import open_path
@@ -81,7 +81,8 @@ class ReadTool(Tool[ReadParams]):
         if mime is not None:
             return _image(data, mime, title, path.name)
         if path.suffix.lower() == ".ipynb":
-            return ToolResult(title, notebook_text(data, title), {"kind": "notebook", "path": str(path)})
+            return ToolResult(title, notebook_text(data, title),
+                              {"kind": "notebook", "path": str(path), **for_person("The notebook's cells and outputs")})
         why = binary_reason(path, data)
         if why is not None:
             raise ToolError(f"Cannot read {title}: it is a binary file ({why}, {len(data):,} bytes). Inspect it "
@@ -122,8 +123,11 @@ def numbered(text: str, title: str, offset: int, limit: int) -> ToolResult:
     else:
         footer = f"(End of file: {total} lines.)"
     body = "\n".join(rows)
+    said = ("The file is empty" if not total else f"Lines {offset}–{last} of {total}" if capped or offset > 1
+            or last < total else f"All {total} line{'s' * (total != 1)}")
     return ToolResult(title, f"{body}\n\n{footer}" if rows else footer,
-                      {"lines": total, "shown": [offset, last] if rows else [], "truncated": capped or last < total})
+                      {"lines": total, "shown": [offset, last] if rows else [], "truncated": capped or last < total,
+                       **for_person(said, body)})
 
 
 def image_type(path: Path, data: bytes) -> str | None:
@@ -157,7 +161,8 @@ def _image(data: bytes, mime: str, title: str, name: str) -> ToolResult:
                         "for attachments. Make a smaller copy (for example with Pillow) and read that.")
     url = f"data:{mime};base64,{base64.b64encode(data).decode()}"
     return ToolResult(title, f"Image read successfully: {title} ({mime}, {len(data):,} bytes) is attached.",
-                      {"kind": "image", "mime": mime}, [Attachment(mime=mime, url=url, filename=name)])
+                      {"kind": "image", "mime": mime, **for_person(f"An image ({mime}, {len(data):,} bytes)", "")},
+                      [Attachment(mime=mime, url=url, filename=name)])
 
 
 SEARCH_LIMIT = 20_000

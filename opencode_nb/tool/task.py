@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from ..provider.request import ToolSpec
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolResult, for_person
 
 if TYPE_CHECKING:
     from ..agent import AgentInfo, AgentRegistry
@@ -62,5 +62,7 @@ class TaskTool(Tool[TaskParams]):
             parent_id=ctx.session_id, caller=ctx.agent, description=params.description, prompt=params.prompt,
             agent=params.subagent_type, task_id=params.task_id, model=ctx.model, update=ctx.update,
         )
+        said = f"@{params.subagent_type} answered" if text.strip() else f"@{params.subagent_type} gave no answer"
         return ToolResult(params.description, with_task_metadata(text, child_id),
-                          {"session_id": child_id, "agent": params.subagent_type})
+                          {"session_id": child_id, "agent": params.subagent_type,
+                           **for_person(said, text, markdown=True)})

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from ..values import Todo
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolResult, for_person
 
 MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]", "cancelled": "[-]"}
 
@@ -43,8 +43,11 @@ def _title(todos: list[Todo]) -> str:
     return f"{left} todo{'s' if left != 1 else ''} left of {len(todos)}"
 
 
-def _metadata(todos: list[Todo]) -> dict[str, object]:
-    return {"todos": [t.model_dump() for t in todos]}
+def _metadata(todos: list[Todo], verb: str) -> dict[str, object]:
+    """The list itself is shown by the todo view; the card says only what the call did to it."""
+    done = sum(1 for t in todos if t.status == "completed")
+    said = f"{verb} the todo list: {done} of {len(todos)} done" if todos else f"{verb} the todo list: it is empty"
+    return {"todos": [t.model_dump() for t in todos], **for_person(said, "")}
 
 
 class TodoWriteTool(Tool[TodoWriteParams]):
@@ -54,11 +57,12 @@ class TodoWriteTool(Tool[TodoWriteParams]):
     async def execute(self, params: TodoWriteParams, ctx: ToolContext) -> ToolResult:
         await ctx.ask("todowrite", ["*"], always=["*"])
         if ctx.todos is None:
-            raise ToolError("This session has no todo list; keep track of the steps in your messages instead.")
+            raise ToolError("This session has no todo list; keep track of the steps in your messages instead.",
+                            summary="This session has no todo list")
         todos = [Todo(content=t.content, status=t.status, priority=t.priority, id=str(i))
                  for i, t in enumerate(params.todos, 1)]
         ctx.todos.set_todos(ctx.session_id, todos)
-        return ToolResult(_title(todos), render(todos), _metadata(todos))
+        return ToolResult(_title(todos), render(todos), _metadata(todos, "Updated"))
 
 
 class TodoReadTool(Tool[TodoReadParams]):
@@ -67,4 +71,4 @@ class TodoReadTool(Tool[TodoReadParams]):
 
     async def execute(self, params: TodoReadParams, ctx: ToolContext) -> ToolResult:
         todos = ctx.todos.todos(ctx.session_id) if ctx.todos is not None else []
-        return ToolResult(_title(todos), render(todos), _metadata(todos))
+        return ToolResult(_title(todos), render(todos), _metadata(todos, "Read"))

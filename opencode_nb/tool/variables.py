@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolResult, for_person
 from .support.describe import clip, describe, kind_of, list_namespace, qualified, short_repr
 
 ALLOWED = ('a variable name, optionally followed by attributes and constant subscripts: `df`, `df.price`, '
@@ -58,10 +58,11 @@ class VariablesTool(Tool[VariablesParams]):
         if not name:
             listing = list_namespace(namespace)
             title = f"{listing.total} variable{'' if listing.total == 1 else 's'}"
-            return ToolResult(title, listing.text, {"count": listing.total})
+            return ToolResult(title, listing.text, {"count": listing.total, **for_person(f"Listed {title}")})
         value = resolve(namespace, name)
-        return ToolResult(name, describe(value, name),
-                          {"name": name, "type": kind_of(value) or qualified(type(value))})
+        kind = kind_of(value) or qualified(type(value))
+        return ToolResult(name, describe(value, name), {"name": name, "type": kind,
+                                                        **for_person(f"Described {name} ({kind})")})
 
 
 def resolve(namespace: Mapping[str, Any], expression: str) -> Any:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from ..values import Attachment
-from .base import Tool, ToolContext, ToolResult
+from .base import Tool, ToolContext, ToolResult, for_person
 
 MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 30
@@ -66,7 +66,8 @@ class WebFetchTool(Tool[WebFetchParams]):
         if mime.startswith("image/") and mime != "image/svg+xml":
             data_url = f"data:{mime};base64,{base64.b64encode(body).decode()}"
             return ToolResult(title, f"Image fetched successfully: {url} ({mime}, {len(body):,} bytes) is attached.",
-                              metadata, [Attachment(mime=mime, url=data_url, filename=url.rsplit("/", 1)[-1] or None)])
+                              {**metadata, **for_person(f"Fetched an image ({mime}, {len(body):,} bytes)", "")},
+                              [Attachment(mime=mime, url=data_url, filename=url.rsplit("/", 1)[-1] or None)])
         if mime and not mime.startswith(TEXT_TYPES) and not mime.endswith(("+xml", "+json")):
             raise ToolError(f"{url} is {mime}, not a text page, so it cannot be shown. Download it with bash "
                             "(curl -o) and inspect it with a suitable program instead.")
@@ -75,7 +76,11 @@ class WebFetchTool(Tool[WebFetchParams]):
             text = html_to_markdown(text)
         elif "html" in mime and params.format == "text":
             text = html_to_text(text)
-        return ToolResult(title, text or "(The page is empty.)", metadata)
+        as_markdown = ("html" in mime and params.format == "markdown") or "markdown" in mime
+        said = f"Fetched {len(body):,} bytes of {mime or 'text'}" + (" as markdown" if as_markdown else "")
+        return ToolResult(title, text or "(The page is empty.)",
+                          {**metadata, **for_person(said if text else "Fetched an empty page", text,
+                                                    markdown=as_markdown)})
 
 
 async def _download(url: str, fmt: str, timeout_s: float) -> tuple[bytes, str, str, str]:

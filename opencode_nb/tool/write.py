@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult, relative
+from .base import Tool, ToolContext, ToolResult, for_person, relative
 from .files.access import ask_agent_config, ask_git_internals, ask_hard_link
 from .files.textfile import changing, diff_counts, read_text, require_file, unified_diff, write_text
 
@@ -49,4 +49,4 @@ class WriteTool(Tool[WriteParams]):
         else:
             text = f"Wrote {title} ({lines} lines): +{added} -{removed} lines compared with before."
         return ToolResult(title, text, {"path": str(path), "diff": diff, "additions": added, "deletions": removed,
-                                        "created": not existed})
+                                        "created": not existed, **for_person(text.rstrip("."), "")})

@@ -78,7 +78,7 @@ class ViewHub:
         self._dirty: dict[int, Watcher] = {}
         self._handle: asyncio.TimerHandle | None = None
         self._clock: asyncio.TimerHandle | None = None
-        self._last_flush = 0.0
+        self._last_flush = float("-inf")  # the first change is sent at once, whatever the clock reads
         self._loop: asyncio.AbstractEventLoop | None = None
         self.flushes = 0
         """How many flushes ran (benchmarks report it)."""

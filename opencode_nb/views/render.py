@@ -7,18 +7,22 @@ limited to what JupyterLab's sanitizer, GitHub and nbviewer keep (colours, borde
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..errors import REJECTED, person_summary
 from ..permission.events import PermissionRequest, Reply
 from ..question.events import QuestionRequest
+from ..question.service import DISMISSED
 from ..session.models import ReasoningPart, TextPart, ToolPart
+from ..tool.base import person_text
 from ..tool.task import task_answer
 from ..values import Todo
 from .colors import HUES, MUTED, tone
 from .labels import summary_title, tool_title
-from .markdown import escape, markdown_html
+from .markdown import escape, markdown_block_html, markdown_html
 from .shorten import shorten
 
 ICONS = {
@@ -43,7 +47,10 @@ COLORS = {state: tone(hue) for state, hue in HUES.items()}
 """Text colour of each state."""
 MONO = "font-family:var(--jp-code-font-family,monospace);font-size:12px"
 BOX = "margin:2px 0;padding:3px 8px;border-left:3px solid {color};background:var(--jp-layout-color1,#fff)"
-PRE = f"{MONO};white-space:pre-wrap;margin:4px 0;max-height:24em;overflow:auto"
+WRAP = "overflow-wrap:break-word;word-break:normal"
+"""Text wraps between words, and inside a word only when the word alone is wider than the card. JupyterLab
+styles output `pre` with `word-break: break-all`, which splits words anywhere ("nort h")."""
+PRE = f"{MONO};white-space:pre-wrap;{WRAP};margin:4px 0;max-height:24em;overflow:auto"
 TEXT_MARKS = {"pending": "·", "running": "▸", "completed": "✓", "error": "✗", "failed": "✗"}
 """The state of a call in one character, where there is no colour to say it."""
 TEXT_OUTPUT_LINES = 6
@@ -100,14 +107,30 @@ def error_html(message: str) -> str:
 
 
 def text_html(part: TextPart) -> str:
-    return f'<div class="ocnb-text">{markdown_html(part.text)}</div>'
+    return f'<div class="ocnb-text">{markdown_block_html(part.text)}</div>'
 
 
-def synthetic_html(text: str) -> str:
-    """A line the system wrote into the conversation (plan/build switches), set apart from the model's."""
-    first = text.strip().splitlines()[0] if text.strip() else ""
+MENTION = re.compile(r"The person mentioned @(\S+), a variable")
+"""How the description of a variable the person named with `@` begins (session/mentions.py)."""
+
+
+def synthetic_line(text: str, agent: str | None = None) -> str:
+    """A note the system wrote for the model (a mode switch's instructions, a variable's description, a plan
+    step's brief) as the person needs it: who answers from here (`agent`, for a switch), or what was attached.
+    "" when there is nothing for the person: the note itself is the model's."""
+    if agent:
+        return f"@{agent} takes over"
+    mention = MENTION.match(text.strip())
+    return f"@{mention[1]}: its description was given to the agent" if mention else ""
+
+
+def synthetic_html(text: str, agent: str | None = None) -> str:
+    """The line of `synthetic_line`, set apart from the model's text ("" when it has none)."""
+    line = synthetic_line(text, agent)
+    if not line:
+        return ""
     return (f'<div class="ocnb-synthetic" style="color:{COLORS["system"]};font-style:italic;margin:4px 0">'
-            f"⇄ {escape(first[:300])}</div>")
+            f"⇄ {escape(line)}</div>")
 
 
 def user_html(text: str, who: str = "you") -> str:
@@ -213,6 +236,8 @@ def sandbox_note_html(metadata: Mapping[str, Any]) -> str:
 
 STOPPED_NOTE = "Stopped while it ran; the output above is what it printed until then."
 """What a stopped call's card says under its output (the model reads its own wording)."""
+OUTPUT_WORDS = {"task": "answer", "plan_exit": "plan", "webfetch": "page"}
+"""What a card calls a call's shown output, where "output" is not the word."""
 
 
 def printed_output(part: ToolPart) -> str:
@@ -222,22 +247,68 @@ def printed_output(part: ToolPart) -> str:
     return output if isinstance(output, str) and output.strip() else ""
 
 
+def summary_text(part: ToolPart) -> str:
+    """What happened, in the person's words, as the tool (or its error) put it; "" while it runs, and for a
+    call whose tool gives none (its output is then shown as it is)."""
+    state = part.state
+    if state.status not in ("completed", "error"):
+        return ""
+    summary = state.metadata.get("summary")
+    if isinstance(summary, str) and summary.strip():
+        return summary.strip()
+    return (person_summary(state.error) or "") if state.status == "error" else ""
+
+
 def error_text(part: ToolPart) -> str:
-    """An errored call's error as the person reads it: a stop is said as a stop."""
+    """An errored call's error as the person reads it: a stop is said as a stop, and an error written for the
+    model (a refusal, what to call next) by its summary."""
     state = part.state
     assert state.status == "error"
     if state.metadata.get("interrupted"):
         return STOPPED_NOTE if printed_output(part) else "Stopped before it finished."
-    return state.error
+    return summary_text(part) or state.error
+
+
+def shown_output(part: ToolPart) -> tuple[str, bool]:
+    """What a completed call's card shows under its summary, and whether that is markdown.
+
+    The tool says so in its result (`person_output`, `markdown`); the output the model read is shown only
+    when the tool gave nothing else, less any note written for the model. A task's answer is markdown."""
+    state = part.state
+    if state.status != "completed":
+        return "", False
+    metadata = state.metadata
+    if "person_output" not in metadata and part.tool in ("todowrite", "todoread"):
+        return "", False  # the todo list shows them
+    text = person_text(task_answer(state.output) if part.tool == "task" else state.output, metadata)
+    return text, bool(metadata.get("markdown")) or part.tool == "task"
+
+
+def summary_html(summary: str) -> str:
+    lines = "<br/>".join(escape(line) for line in summary.splitlines())
+    return f'<div class="ocnb-summary" style="margin:2px 0;{WRAP}">{lines}</div>'
+
+
+def shown_html(part: ToolPart, *, open_: bool = False) -> str:
+    """The output part of a completed card: folded, with its size; markdown rendered, else as printed."""
+    text, markdown = shown_output(part)
+    if not text.strip():
+        return ""
+    lines = text.rstrip("\n").count("\n") + 1
+    word = OUTPUT_WORDS.get(part.tool, "output")
+    body = markdown_block_html(clip(text)) if markdown else f'<pre style="{PRE}">{escape(clip(text))}</pre>'
+    return (f'<details{" open" if open_ or markdown else ""}><summary>{word} ({lines} line{"s" * (lines != 1)})'
+            f"</summary>{body}</details>")
 
 
 def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = False, waiting: bool = False) -> str:
-    """The card of one tool call: what it is, its state, and what it produced."""
+    """The card of one tool call: what it is, its state, and what it produced for the person (never the
+    sentences its result holds for the model)."""
     state = part.state
     shown = outcome(part)
     icon = icon_html(ICONS.get(part.tool, "wrench"))
     head = (f'<span class="ocnb-tool-head">{icon}<b>{escape(part.tool)}</b> '
-            f'<span style="{MONO}">{escape(tool_title(part)[:200])}</span> '
+            f'<span style="{MONO};{WRAP}">{escape(tool_title(part)[:200])}</span> '
             f'<span class="ocnb-tool-state" style="color:{COLORS[shown]}">'
             f"{SPINNER if state.status == 'running' and not waiting else ''}"
             f"{escape(tool_status(part, now, waiting=waiting))}</span></span>")
@@ -249,15 +320,11 @@ def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = Fa
         tail = "\n".join(str(metadata["output"]).splitlines()[-TAIL_LINES:])
         body += f'<pre class="ocnb-tail" style="{PRE}">{escape(tail)}</pre>'
     elif state.status == "completed":
-        inner = body
+        summary = summary_text(part)
+        inner = (summary_html(summary) if summary else "") + body
         if metadata.get("diff"):
             inner += diff_html(str(metadata["diff"]))
-        output = task_answer(state.output) if part.tool == "task" else state.output
-        if output.strip() and part.tool not in ("todowrite", "todoread"):
-            lines = output.rstrip("\n").count("\n") + 1
-            word = "answer" if part.tool == "task" else "output"
-            inner += (f'<details{" open" if open_ else ""}><summary>{word} ({lines} line{"s" * (lines != 1)})'
-                      f'</summary><pre style="{PRE}">{escape(clip(output))}</pre></details>')
+        inner += shown_html(part, open_=open_)
         for attachment in state.attachments:
             if attachment.mime.startswith("image/") and attachment.url.startswith("data:"):
                 inner += f'<img src="{escape(attachment.url)}" style="max-width:100%;margin:4px 0"/>'
@@ -269,16 +336,17 @@ def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = Fa
             body += (f'<details open><summary>output so far ({lines} line{"s" * (lines != 1)})</summary>'
                      f'<pre class="ocnb-partial" style="{PRE}">{escape(clip_tail(printed))}</pre></details>')
         error = escape(clip(error_text(part)))
-        body += f'<div class="ocnb-error" style="color:{COLORS["error"]};{MONO};white-space:pre-wrap">{error}</div>'
+        body += (f'<div class="ocnb-error" style="color:{COLORS["error"]};{MONO};white-space:pre-wrap;{WRAP}">'
+                 f"{error}</div>")
     style = BOX.format(color=HUES[shown])
     return f'<div class="ocnb-tool ocnb-{shown}" style="{style}">{head}{sandbox_note_html(metadata)}{body}</div>'
 
 
 def tool_card_text(part: ToolPart, *, output_lines: int = TEXT_OUTPUT_LINES) -> str:
-    """The card of one tool call as plain text: the HTML card's title, state and timing, then a preview.
+    """The card of one tool call as plain text: the HTML card's title, state and timing, its summary, then
+    a preview of what it shows the person (the error, for a failed call).
 
-    The preview is the output's first lines, or the error whatever the tool. Todo tools and a task's
-    answer have none: the todo list and the child session show those.
+    A task's answer has no preview: the child session shows it.
     """
     state = part.state
     line = f"{TEXT_MARKS[outcome(part)]} {part.tool} {tool_title(part)}".rstrip()
@@ -295,8 +363,10 @@ def tool_card_text(part: ToolPart, *, output_lines: int = TEXT_OUTPUT_LINES) -> 
         if len(rows) > output_lines:
             out.append(f"    … {len(rows) - output_lines} earlier lines")
         out += [f"    {shorten(row, TEXT_OUTPUT_CHARS)}" for row in rows[-output_lines:]]
-    if state.status == "completed" and part.tool not in ("todowrite", "todoread", "task"):
-        text = state.output
+    if state.status == "completed":
+        summary = summary_text(part)
+        out += [f"    {shorten(row, TEXT_OUTPUT_CHARS)}" for row in summary.splitlines()]
+        text = shown_output(part)[0] if part.tool != "task" else ""
     if text.strip():
         rows = text.rstrip().splitlines()
         out += [f"    {shorten(row, TEXT_OUTPUT_CHARS)}" for row in rows[:output_lines]]
@@ -314,8 +384,19 @@ def always_note(request: PermissionRequest) -> str:
         return "nothing more than this call"
     if request.always == ["*"]:
         return f"every {request.permission} by {request.agent} in this session"
-    patterns = ", ".join(request.always)
+    patterns = pattern_words(request.permission, request.always) or ", ".join(request.always)
     return f"{request.permission} {patterns} by {request.agent} in this session"
+
+
+PATTERN_WORDS = {("python", "live"): "run in your namespace",
+                 ("python", "sandbox"): "run in a sandbox, on copies of your variables"}
+"""Patterns that are modes rather than things a person would recognise, said in words."""
+
+
+def pattern_words(permission: str, patterns: Sequence[str]) -> str:
+    """The patterns of an ask in words when each has some (python's modes), else ""."""
+    said = [PATTERN_WORDS.get((permission, p)) for p in patterns]
+    return ", ".join(w for w in said if w) if said and all(said) else ""
 
 
 def cells_html(cells: Sequence[Any]) -> str:
@@ -334,6 +415,7 @@ def cells_html(cells: Sequence[Any]) -> str:
 
 def permission_html(request: PermissionRequest) -> str:
     """The question part of a permission prompt (the buttons are widgets beside it)."""
+    worded = pattern_words(request.permission, request.patterns)
     patterns = "".join(f"<li><code>{escape(p)}</code></li>" for p in request.patterns) or "<li>(no pattern)</li>"
     meta = request.metadata
     extra = ""
@@ -349,7 +431,7 @@ def permission_html(request: PermissionRequest) -> str:
         extra = f'<div style="margin:2px 0">{escape(str(meta["where"]))}</div>' + extra
     return (f'<div class="ocnb-ask" style="{BOX.format(color=HUES["warning"])}">'
             f"{icon_html('lock')}<b>{escape(request.agent)}</b> asks for <b>{escape(request.permission)}</b>"
-            f'<ul style="margin:2px 0">{patterns}</ul>{extra}</div>')
+            + (f": {escape(worded)}" if worded else f'<ul style="margin:2px 0">{patterns}</ul>') + f"{extra}</div>")
 
 
 def permission_record_html(request: PermissionRequest, reply: Reply, *, message: str | None = None,
@@ -403,20 +485,49 @@ def question_record_text(request: QuestionRequest, answers: Sequence[Sequence[st
 # ---------------------------------------------------------------------------------------------- todos
 
 
-def todo_html(todos: Iterable[Todo]) -> str:
+ENDED_TODO = {"stopped": "stopped here", "error": "interrupted by an error", "rejected": "ended by a refusal"}
+"""How an item still in progress reads once its run has ended that way; any other ending: `UNFINISHED`."""
+UNFINISHED = "unfinished when the run ended"
+
+
+def todo_html(todos: Iterable[Todo], *, ended: str | None = None) -> str:
+    """The todo list. `ended`: how the run showing it ended (None while it runs); an item still in progress
+    then says so instead of spinning on, since nothing works on it any more."""
     items = []
     for todo in todos:
+        left = ended is not None and todo.status == "in_progress"
         style = f"text-decoration:line-through;color:{MUTED}" if todo.status in ("completed", "cancelled") else (
-            "font-weight:bold" if todo.status == "in_progress" else "")
-        items.append(f'<div style="{style}">{TODO_MARKS[todo.status]} {escape(todo.content)}</div>')
+            "font-weight:bold" if todo.status == "in_progress" and not left else "")
+        mark = TODO_MARKS["pending" if left else todo.status]
+        note = f' <i style="color:{MUTED}">— {escape(_ended_todo(ended))}</i>' if left else ""
+        items.append(f'<div class="ocnb-todo-item ocnb-todo-{"left" if left else todo.status}" style="{style}">'
+                     f"{mark} {inline_markdown(todo.content)}{note}</div>")
     if not items:
         return ""
     return (f'<div class="ocnb-todos" style="{BOX.format(color=HUES["system"])}"><b>Todo</b>' + "".join(items)
             + "</div>")
 
 
-def todo_text(todos: Iterable[Todo]) -> str:
-    return "\n".join(f"  {TEXT_TODO_MARKS[t.status]} {t.content}" for t in todos)
+def todo_text(todos: Iterable[Todo], *, ended: str | None = None) -> str:
+    lines = []
+    for todo in todos:
+        left = ended is not None and todo.status == "in_progress"
+        mark = TEXT_TODO_MARKS["pending" if left else todo.status]
+        lines.append(f"  {mark} {todo.content}" + (f" ({_ended_todo(ended)})" if left else ""))
+    return "\n".join(lines)
+
+
+def _ended_todo(ended: str | None) -> str:
+    return ENDED_TODO.get(ended or "", UNFINISHED)
+
+
+def inline_markdown(text: str) -> str:
+    """One line of markdown (code spans, emphasis, links) as inline HTML: a todo item, not a paragraph. Text
+    that would render as a block (a list, a heading) is shown as it was written."""
+    rendered = markdown_html(text).strip()
+    if rendered.startswith("<p>") and rendered.endswith("</p>") and rendered.count("<p>") == 1:
+        return rendered[3:-4]
+    return escape(text)
 
 
 # ---------------------------------------------------------------------------------------------- header
@@ -426,15 +537,52 @@ def usage_text(tokens: int, cost: float) -> str:
     return f"{tokens:,} tokens · ${cost:.4f}"
 
 
+STATUS_COLORS = {"running": "running", "idle": "completed", "done": "completed", "retry": "warning",
+                 "rejected": "error", "stopped": "error", "error": "error"}
+"""The colour of each state a run's header can show (a state not listed is muted: starting, queued)."""
+
+
 def header_html(*, agent: str, model: str, title: str, status: str, elapsed_s: float | None, tokens: int,
                 cost: float) -> str:
-    color = {"running": COLORS["running"], "idle": COLORS["completed"], "done": COLORS["completed"],
-             "retry": COLORS["warning"], "stopped": COLORS["error"], "error": COLORS["error"]}.get(status, MUTED)
+    color = COLORS[STATUS_COLORS[status]] if status in STATUS_COLORS else MUTED
     clock = f" · {int(elapsed_s)}s" if elapsed_s is not None and status in ("running", "retry") else (
         f" · {seconds(elapsed_s)}" if elapsed_s is not None else "")
     return (f'<div class="ocnb-header" style="font-size:12px;color:{MUTED}">'
             f"<b>@{escape(agent)}</b> · <code>{escape(model)}</code> · {escape(title)} · "
-            f'<span style="color:{color}">{escape(status)}</span>{clock} · {usage_text(tokens, cost)}</div>')
+            f'<span class="ocnb-status ocnb-status-{escape(status)}" style="color:{color}">{escape(status)}</span>'
+            f"{clock} · {usage_text(tokens, cost)}</div>")
+
+
+def refused_call(parts: Iterable[Any]) -> ToolPart | None:
+    """The call whose refusal ended a run, among its last answer's parts: the last one that errored."""
+    errored = [p for p in parts if isinstance(p, ToolPart) and p.state.status == "error"]
+    return errored[-1] if errored else None
+
+
+def ended_note(status: str, refused: ToolPart | None = None) -> str:
+    """The closing sentence of a run that did not end by itself: a refused call ("rejected"), else "".
+
+    A stop and an error already close their run with a line of their own (the transcript's, the cell's).
+    """
+    if status != "rejected":
+        return ""
+    if refused is None:
+        return "The run ended at a refusal. To let the agent carry on instead, reject with feedback."
+    error = refused.state.error if refused.state.status == "error" else ""
+    if refused.tool == "question" and error == DISMISSED:
+        return "Stopped by your reply: you dismissed the question, and that ends the run."
+    if error == REJECTED:
+        return (f"Stopped by your reply: you rejected the {refused.tool} call, and a plain Reject ends the run. "
+                "To let the agent carry on instead, write what it should do and press “Reject with feedback”.")
+    return f"The run ended at the refused {refused.tool} call: {error_text(refused) if error else 'no reason given'}"
+
+
+def ended_html(status: str, refused: ToolPart | None = None) -> str:
+    note = ended_note(status, refused)
+    if not note:
+        return ""
+    return (f'<div class="ocnb-ended ocnb-ended-{escape(status)}" style="color:{COLORS["warning"]};margin:4px 0;'
+            f'white-space:pre-wrap">■ {escape(note)}</div>')
 
 
 def task_state(part: ToolPart | None) -> str:

@@ -41,13 +41,31 @@ from .labels import task_heading
 from .markdown import escape, markdown_html
 from .permission import PermissionPromptView
 from .question import QuestionPromptView
-from .render import COLORS, header_html, reasoning_html, synthetic_html, user_html
+from .render import (
+    COLORS,
+    ended_html,
+    header_html,
+    reasoning_html,
+    refused_call,
+    synthetic_html,
+    task_state,
+    user_html,
+)
 from .todo import TodoView
 from .tool_card import ToolCardView
 from .widget_tree import close_tree
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
+
+
+ENDED = ("stopped", "error", "rejected", "idle", "done")
+"""States a run ends in: a late "idle" from the bus does not replace them."""
+
+
+def child_status(call: ToolPart) -> str:
+    """How a child's run ended, from the task call that ran it: done, error or stopped (running while it runs)."""
+    return {"failed": "error"}.get(task_state(call), task_state(call))
 
 
 class _TextItem:
@@ -172,6 +190,8 @@ class SessionView:
         self._shown_order: tuple[int, ...] = ()
         self._dirty: set[str] = set()
         self._users: dict[str, bool] = {}
+        self._switches: dict[str, str] = {}
+        """Synthetic user messages that hand the session to another agent, with that agent."""
         self._assistants: dict[str, AssistantMessage] = {}
         self._prompts: dict[str, PermissionPromptView | QuestionPromptView] = {}
         self._placing: list[tuple[str | None, PermissionPromptView | QuestionPromptView]] = []
@@ -221,12 +241,23 @@ class SessionView:
         self.stop_button.disabled = True
 
     def finish(self, status: str = "idle") -> None:
-        """The run is over: show the final state and stop following the bus."""
+        """The run is over: show the state it ended in and stop following the bus.
+
+        Everything shown says how it ended, not how it was going: the header, todo items still in progress,
+        each child (as far as its task call got), and for a run a refusal ended, a closing sentence.
+        """
         self.status = status
         self.ended_at = time.time()
         self.stop_button.disabled = True
-        for child in self.children.values():
-            child.session.finish(child.session.status if child.session.status != "running" else "idle")
+        self.todo.end(status)
+        self._dirty.add("todo")
+        for card in self.cards.values():
+            if card.child is not None and card.child.session.ended_at is None:
+                card.child.session.finish(child_status(card.part))
+        note = ended_html(status, refused_call(card.part for card in self.cards.values()))
+        if note and "ended" not in self._items:
+            self._items["ended"] = line = widgets.HTML(note)
+            self._order.append(line)
         self.hub.mark(self)
         self.hub.flush_all()
         self._unwatch()
@@ -259,8 +290,8 @@ class SessionView:
         self.hub.mark(self)
 
     def _on_status(self, event: SessionStatus) -> None:
-        # A late "idle" must not overwrite how the run ended (stopped, error, done).
-        if self.status not in ("stopped", "error", "idle", "done") or event.status != "idle":
+        # A late "idle" must not overwrite how the run ended (stopped, error, rejected, done).
+        if self.status not in ENDED or event.status != "idle":
             self.status = {"busy": "running", "retry": "retry", "idle": "idle"}[event.status]
         if event.status == "retry":
             self._line(f"retry-{event.attempt}", f"⟳ retrying (attempt {event.attempt}): {event.message}")
@@ -273,6 +304,8 @@ class SessionView:
             return
         if isinstance(message, UserMessage):
             self._users[message.id] = message.synthetic
+            if message.synthetic and self.agent and message.agent != self.agent:
+                self._switches[message.id] = message.agent
             self.agent = self.agent or message.agent
         else:
             self._assistants[message.id] = message
@@ -293,7 +326,8 @@ class SessionView:
         if isinstance(part, TextPart):
             if part.message_id in self._users:
                 if self._users[part.message_id] or part.synthetic:
-                    self._add(part.id, _TextItem(part, lambda p: synthetic_html(p.text)))
+                    self._add(part.id, _TextItem(part, lambda p: synthetic_html(p.text,
+                                                                                self._switches.get(p.message_id))))
                 elif not self.root:
                     self._add(part.id, _TextItem(part, lambda p: user_html(p.text, 'task')))
             elif part.text or part.ended_at is None:

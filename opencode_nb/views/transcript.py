@@ -18,11 +18,15 @@ from .markdown import escape
 from .render import (
     COLORS,
     child_title,
+    ended_html,
+    ended_note,
     error_html,
     header_html,
     reasoning_html,
+    refused_call,
     seconds,
     synthetic_html,
+    synthetic_line,
     task_state,
     text_html,
     todo_html,
@@ -81,15 +85,30 @@ def transcript_bundle(ws: Workspace, session_id: str, *, since: str | None = Non
     todos = ws.sessions.todos(session_id)
     head = header_html(agent=totals.agent or "?", model=totals.model or "?", title=session.title, status=status,
                        elapsed_s=elapsed_s, tokens=totals.tokens, cost=totals.cost)
-    html = (f'<div class="ocnb-transcript" data-session="{escape(session_id)}">{head}{todo_html(todos)}'
-            f"{html_body}</div>")
+    note = _ended(ws, session_id, status) if ending else ("", "")
+    ended = None if status in ("running", "retry") else status  # `%agent show` of a session still at work
+    html = (f'<div class="ocnb-transcript" data-session="{escape(session_id)}">{head}'
+            f"{todo_html(todos, ended=ended)}{html_body}{note[0]}</div>")
     clock = f" · {seconds(elapsed_s)}" if elapsed_s is not None else ""
     lines = [f"@{totals.agent} · {totals.model} · {session.title} · {status}{clock} · "
              f"{usage_text(totals.tokens, totals.cost)}"]
     if todos:
-        lines += ["todo:", todo_text(todos)]
+        lines += ["todo:", todo_text(todos, ended=ended)]
     lines += text_body
+    if note[1]:
+        lines.append(note[1])
     return {"text/html": html, "text/plain": "\n".join(lines)}
+
+
+def _ended(ws: Workspace, session_id: str, status: str) -> tuple[str, str]:
+    """The closing sentence of a run a refusal ended, as HTML and text ("" for any other ending)."""
+    if status != "rejected":
+        return "", ""
+    last = next((m for m in reversed(ws.sessions.messages(session_id)) if isinstance(m.message, AssistantMessage)),
+                None)
+    refused = refused_call(last.parts) if last is not None else None
+    note = ended_note(status, refused)
+    return ended_html(status, refused), f"■ {note}" if note else ""
 
 
 def _session(ws: Workspace, session_id: str, since: str | None, by_call: dict[str, list[Record]],
@@ -99,9 +118,18 @@ def _session(ws: Workspace, session_id: str, since: str | None, by_call: dict[st
     text: list[str] = []
     pad = "    " * depth
     users: dict[str, bool] = {}
-    entries = ws.sessions.messages(session_id)
+    switches: dict[str, str] = {}
+    """Synthetic user messages that hand the session to another agent, with that agent."""
+    # Only the run's own messages are read (a long session must not make each cell slower), and the agent
+    # that answered before them, to tell a hand-over from a plain synthetic message.
+    agent = ws.sessions.current_agent(session_id, before=since) if since is not None else None
+    entries = ws.sessions.messages(session_id, since)
     for index, entry in enumerate(entries):
         message = entry.message
+        if isinstance(message, UserMessage):
+            if message.synthetic and agent is not None and message.agent != agent:
+                switches[message.id] = message.agent
+            agent = message.agent
         if since is not None and message.id < since:
             continue
         if isinstance(message, UserMessage):
@@ -112,7 +140,7 @@ def _session(ws: Workspace, session_id: str, since: str | None, by_call: dict[st
             if depth == 0 or not totals.agent:
                 totals.agent, totals.model = message.agent, message.model
         for part in entry.parts:
-            _part(ws, part, users, since, by_call, loose, totals, depth, html, text, prompts)
+            _part(ws, part, users, since, by_call, loose, totals, depth, html, text, prompts, switches)
         last = index == len(entries) - 1
         if isinstance(message, AssistantMessage) and message.error is not None and (ending or not last):
             # After the message's parts: a stop or an error ends the message, it does not head it.
@@ -130,13 +158,16 @@ def _session(ws: Workspace, session_id: str, since: str | None, by_call: dict[st
 
 def _part(ws: Workspace, part: Any, users: dict[str, bool], since: str | None, by_call: dict[str, list[Record]],
           loose: dict[str, list[Record]], totals: _Totals, depth: int, html: list[str], text: list[str],
-          prompts: bool = False) -> None:
+          prompts: bool = False, switches: dict[str, str] | None = None) -> None:
     pad = "    " * depth
     if isinstance(part, TextPart):
         if part.message_id in users:
             if users[part.message_id] or part.synthetic:
-                html.append(synthetic_html(part.text))
-                text.append(f"{pad}⇄ {part.text.strip().splitlines()[0] if part.text.strip() else ''}")
+                # Written for the model: the person reads only who takes over, or what was attached.
+                line = synthetic_line(part.text, (switches or {}).get(part.message_id))
+                if line:
+                    html.append(synthetic_html(part.text, (switches or {}).get(part.message_id)))
+                    text.append(f"{pad}⇄ {line}")
             elif depth > 0 or prompts:
                 who = "task" if depth > 0 else "you"
                 html.append(user_html(part.text, who))

@@ -86,7 +86,7 @@ def test_the_extension_says_hello_and_an_inserted_cell_runs_and_survives_a_reloa
 
 
 def test_an_approved_plan_becomes_cells_that_tick_their_steps_one_by_one(lab: Lab) -> None:
-    lab.write_notebook("plan.ipynb", [SETUP, "%%agent --agent plan\nPlan how to write and count a greeting."])
+    lab.write_notebook("plan.ipynb", [SETUP, "%%agent --agent plan --bg\nPlan how to write and count a greeting."])
     nb = lab.open_notebook("plan.ipynb")
     lab.run_cell(0)
     lab.wait_output(0, "ready")
@@ -97,8 +97,8 @@ def test_an_approved_plan_becomes_cells_that_tick_their_steps_one_by_one(lab: La
     lab.wait_cell_done(1, timeout=60)
 
     # Under the calling cell: the plan's title, then per step a markdown cell and a step cell.
-    step1 = lab.cell("--step 1")
-    step1.wait_for(timeout=15_000)
+    lab.cell("--step 1").wait_for(timeout=15_000)
+    lab.cell("--step 2").wait_for(timeout=15_000)  # the page draws inserted cells one after another
     sources = [lab.cells().nth(i).locator(".jp-InputArea").inner_text() for i in range(lab.cells().count())]
     joined = "\n".join(sources)
     assert "Write and count a greeting" in joined and "--step 2" in joined
@@ -119,12 +119,12 @@ def test_an_approved_plan_becomes_cells_that_tick_their_steps_one_by_one(lab: La
 
 
 def test_plan_run_has_the_notebook_run_the_remaining_steps_after_its_cell(lab: Lab) -> None:
-    """`%agent plan run` cannot wait for the step cells (they would queue behind it): the front end runs them
-    one by one once its cell ends, saving after each, and the plan file ends with every step ticked."""
+    """`%agent plan run` runs the steps of a plan kept as cells (`--bg`) one by one in the kernel, each shown in
+    its own cell, which the extension saves; the plan file ends with every step ticked."""
     for stale in (lab.root / ".opencode" / "plans").glob("*"):
         stale.unlink()
     (lab.root / "hello.txt").unlink(missing_ok=True)
-    lab.write_notebook("run.ipynb", [SETUP, "%%agent --agent plan\nPlan how to write and count a greeting.",
+    lab.write_notebook("run.ipynb", [SETUP, "%%agent --agent plan --bg\nPlan how to write and count a greeting.",
                                      "%agent plan run"])
     nb = lab.open_notebook("run.ipynb")
     lab.run_cell(0)

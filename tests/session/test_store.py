@@ -158,6 +158,29 @@ def test_messages_and_parts_come_back_in_creation_order_whatever_the_write_order
     ]
 
 
+def test_messages_since_an_id_are_that_message_and_the_later_ones_with_their_parts_only(store):
+    session = new_session(store)
+    messages = [new_message(store, session) for _ in range(3)]
+    for message in messages:
+        store.add_part(TextPart(session_id=session.id, message_id=message.id, text=message.id))
+    recent = store.messages(session.id, since=messages[1].id)
+    assert [h.message.id for h in recent] == [m.id for m in messages[1:]]
+    assert [[p.text for p in h.parts] for h in recent] == [[m.id] for m in messages[1:]]
+    assert store.messages(session.id, since="") == store.messages(session.id)
+
+
+def test_the_current_agent_before_a_message_is_the_one_named_by_the_user_message_before_it(store):
+    session = new_session(store)
+    plan = UserMessage(session_id=session.id, agent="plan")
+    store.add_message(plan)
+    store.add_message(AssistantMessage(session_id=session.id, parent_id=plan.id, agent="plan", model="a/b"))
+    build = UserMessage(session_id=session.id, agent="build")
+    store.add_message(build)
+    assert store.current_agent(session.id) == "build"
+    assert store.current_agent(session.id, before=build.id) == "plan"
+    assert store.current_agent(session.id, before=plan.id) is None
+
+
 def test_an_updated_part_replaces_its_stored_version_in_place(store):
     session = new_session(store)
     msg = new_message(store, session)

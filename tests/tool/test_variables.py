@@ -70,14 +70,17 @@ async def test_a_denied_ask_reads_nothing(project, namespace):
 
 async def test_without_a_name_the_tool_lists_the_namespace(kernel_ctx):
     result = await VariablesTool().run({}, kernel_ctx)
-    assert result.title == "6 variables" and result.metadata == {"count": 6}
+    assert result.title == "6 variables"
+    assert result.metadata == {"count": 6, "summary": "Listed 6 variables"}
     names = [line.split(" | ")[0].strip("| ") for line in result.output.splitlines() if line.startswith("| ")]
     assert names == ["name", "arr", "sales", "config", "items", "point", "spy"]
 
 
 async def test_a_name_is_described_in_detail(kernel_ctx):
     result = await VariablesTool().run({"name": "sales"}, kernel_ctx)
-    assert result.title == "sales" and result.metadata == {"name": "sales", "type": "pandas.DataFrame"}
+    assert result.title == "sales"
+    assert result.metadata == {"name": "sales", "type": "pandas.DataFrame",
+                               "summary": "Described sales (pandas.DataFrame)"}
     assert result.output.startswith("sales: pandas DataFrame, 3 rows × 2 columns")
     assert "| price | float64 | 2 | 1 | min 1 · max 2.5 · mean 1.75 |" in result.output
 

@@ -28,19 +28,24 @@ HELP = """\
 <instruction>            carry out step N of plan ID (a cell an approved plan saved) with the build agent in
                          the plan's session; a finished step is ticked, a failed one fails the cell; a cell
                          of an unknown plan, or one a newer plan replaced, says so, runs nothing and does
-                         not stop Run All
+                         not stop Run All; a step that already ran for this cell says so once (run it
+                         again to re-run it)
+
+A plan approved from a prompt cell runs its steps right away, in order, each in its own cell, before the
+cells below (Run All goes on after them); with --bg its steps wait as cells.
 
 In a prompt: /command args runs a slash command, @agent hands the prompt to a subagent, @path attaches a
 file, {var} inserts a notebook variable ({{ and }} for literal braces).
 
-%agent sessions [--all]  this notebook's sessions (children indented)
+%agent sessions [--all]  this notebook's sessions, children indented (--all: every notebook's)
 %agent resume ID         continue session ID from the next prompt
 %agent show [ID]         the transcript of a session (default: the current one)
 %agent new               start a new session from the next prompt
 %agent agents            the agents, their modes and models
 %agent models            the models known here, the one in use (and what chose it), the default, and what
                          each provider still needs
-%agent permissions       the rules in force and the "always" approvals of this session
+%agent permissions       what the agent may do, per permission; the rules behind it (last match wins)
+                         and the "always" approvals of this session
 %agent stop              stop every running agent of this notebook
 %agent config            the configuration in force, defaults included, secrets masked, and where each
                          value came from (default, file:line, $VARIABLE, %config)
@@ -51,8 +56,8 @@ file, {var} inserts a notebook variable ({{ and }} for literal braces).
                          live python bound (cells you changed since are left alone); RUN: one python run
 %agent plan [list]       this project's plans (.opencode/plans/) and how far each has got
 %agent plan run [ID] [--from N]
-                         run the plan's unticked steps (or steps N onwards) one by one, stopping at the first
-                         failure; default: this notebook's latest plan
+                         run the plan's unticked steps (or steps N onwards) one by one, each shown in its
+                         cell, stopping at the first failure; default: this notebook's latest plan
 %agent plan cells [ID]   save the plan as cells under this cell (default: the current session's plan)
 %agent reload            read the configuration files again now (each %agent cell does it anyway when
                          opencode.yaml or an agent file changed; a file with problems keeps the previous one)
@@ -290,6 +295,7 @@ class AgentMagics(Magics):
                 "session": parsed.session, "new": parsed.new, "background": parsed.bg}
 
     async def prompt(self, options: str, prompt: str) -> None:
+        from ... import id as ids
         from ..plans import steps as plans
 
         if options == PLAN_COMMAND:
@@ -311,11 +317,16 @@ class AgentMagics(Magics):
                                  model=parsed_options.model)
             return
         request = self.request(options, prompt)
+        floor = ids.ascending("message")
         try:
             await self.agent.prompt(**request)
         except BaseException:
             self.forget_if_empty()
             raise
+        if not request["background"] and (not self.agent.detached or self.agent.presence.mode == "headless"):
+            from ..plans.approved import run_approved
+
+            await run_approved(self.agent, floor)  # the cell awaited the run: a plan it approved runs now
 
     def forget_if_empty(self) -> None:
         """After a failed or stopped prompt, or on leaving a session: if the notebook's session was never
@@ -361,7 +372,8 @@ class AgentMagics(Magics):
             session_id = args[0] if args else agent.session_id
             if session_id is None:
                 return listing.text("No session yet in this notebook; %agent sessions lists the project's.")
-            return transcript_bundle(ws, ws.sessions.get(session_id).id, prompts=True)
+            session_id = ws.sessions.get(session_id).id
+            return transcript_bundle(ws, session_id, prompts=True, status=listing.session_state(ws, session_id))
         if command == "new":
             self.forget_if_empty()  # `%agent new` twice: the first one was never used
             session_id = agent.new_session(ws)

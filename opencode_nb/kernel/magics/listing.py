@@ -49,7 +49,8 @@ def ago(stamp: float) -> str:
 
 
 def sessions(ws: Workspace, *, notebook: str | None, current: str | None, everything: bool = False) -> dict[str, str]:
-    """This notebook's sessions, newest first, each followed by its children, indented under it.
+    """This notebook's sessions (`everything`: the whole store's), newest first, each followed by its children,
+    indented under it.
 
     A session nothing was ever written to is left out (unless it is the current one, just made by
     `%agent new`): it has nothing to resume.
@@ -59,22 +60,39 @@ def sessions(ws: Workspace, *, notebook: str | None, current: str | None, everyt
 
     def add(session: Any, depth: int) -> None:
         agent, tokens = ws.sessions.activity(session.id)
+        # A child that never answered (its model could not start) is still its agent's session.
+        agent = agent or ws.sessions.current_agent(session.id) or ""
         mark = "▶ " if session.id == current else ""
         # No-break spaces: an HTML table would collapse ordinary ones, and the children would not look indented.
         indent = "\u00a0\u00a0" * (depth - 1) + "└\u00a0" if depth else ""
-        rows.append([mark + indent + session.id, indent + session.title, agent, f"{tokens:,}",
-                     f"${session.cost:.4f}", ago(session.updated_at)])
+        rows.append([mark + indent + session.id, session.title, agent, f"{tokens:,}", f"${session.cost:.4f}",
+                     ago(session.updated_at)])
         for child in ws.sessions.children(session.id):
             add(child, depth + 1)
 
     shown = (r for r in roots if r.id == current or not ws.sessions.is_empty(r.id))
     for root in itertools.islice(shown, 50):
         add(root, 0)
+    whose = "in this project" if everything else "for this notebook"
     if not rows:
-        return text("No sessions yet for this notebook. Run a prompt with %%agent to start one.")
-    caption = "Sessions of this notebook (▶ current, └ a subagent's session under its parent); continue one with " \
-              "%agent resume ID"
+        return text(f"No sessions yet {whose}. Run a prompt with %%agent to start one.")
+    caption = (f"{'All sessions of this project' if everything else 'Sessions of this notebook'} (▶ current, └ a "
+               "subagent's session under its parent); continue one with %agent resume ID"
+               + ("" if everything else "; %agent sessions --all lists every notebook's"))
     return table(["id", "title", "agent", "tokens", "cost", "last activity"], rows, caption=caption)
+
+
+def session_state(ws: Workspace, session_id: str) -> str:
+    """How the session's latest run ended (done, error, stopped, rejected), or running while one runs: what
+    `%agent show` heads its transcript with."""
+    from ...session.models import AssistantMessage
+    from ..ending import status_of
+
+    if ws.loop.busy(session_id):
+        return "running"
+    last = next((m.message for m in reversed(ws.sessions.messages(session_id))
+                 if isinstance(m.message, AssistantMessage)), None)
+    return status_of(last, stop_requested=False) if last is not None else "done"
 
 
 def agents(ws: Workspace) -> dict[str, str]:
@@ -102,21 +120,52 @@ def models(ws: Workspace, in_use: ModelChoice, default: ModelChoice) -> dict[str
             "text/plain": f"{out['text/plain']}\n\n{why}\n{how}"}
 
 
+EXCEPTIONS_SHOWN = 12
+"""Patterns listed beside a permission's decision; the rest are in the rules table under it."""
+
+
 def permissions(ws: Workspace, agent: str, session_id: str | None, *, mode: str, policy: str,
                 reason: str) -> dict[str, str]:
+    """What `agent` may do: the decision in force per permission first, then the rules behind it in the order
+    they are checked (which later rule overrides which), the session's "always" approvals, and who answers
+    an ask."""
+    from ...permission import merge
+    from ...permission.explain import decisions, overridden_by
+
     info = ws.agents.get(agent)
-    rows = [[r.permission, r.pattern, r.action] for r in info.permission]
-    out = table(["permission", "pattern", "action"], rows,
-                caption=f"Rules of @{agent}, in order: the last matching rule wins")
+    session = ws.sessions.get(session_id) if session_id else None
+    rules = list(merge(info.permission, session.permission if session is not None else []))
     grants = ws.permissions.grants(session_id) if session_id else []
+    granted = [g.rule() for g in grants if g.agent == agent]
+    rows = []
+    for decision in decisions([*rules, *granted]):
+        name = "* (any other)" if decision.permission == "*" else decision.permission
+        if decision.named_only:
+            name += " (only rules naming it)"
+        shown = [f"{o.pattern} → {o.action}" + (" (your “always”)" if o.index >= len(rules) else "")
+                 for o in decision.exceptions]
+        if len(shown) > EXCEPTIONS_SHOWN:
+            shown = [*shown[:EXCEPTIONS_SHOWN], f"… {len(shown) - EXCEPTIONS_SHOWN} more in the rules below"]
+        basis = "no rule covers every call: ask" if decision.index is None else decision.action
+        rows.append([name, basis, " · ".join(shown)])
+    verdicts = table(["permission", "decision", "except for (in order; the last that matches wins)"], rows,
+                     caption=f"What @{agent} may do: the decision in force for each permission")
+    overridden = overridden_by(rules)
+    rule_rows = [[str(i + 1), r.permission, r.pattern, r.action,
+                  f"overridden by rule {overridden[i] + 1}" if overridden[i] is not None else ""]
+                 for i, r in enumerate(rules)]
+    behind = table(["#", "permission", "pattern", "action", ""], rule_rows,
+                   caption=f"Rules of @{agent} behind it, in the order they are checked: for each call the last "
+                           "matching rule wins (its permission and its pattern both match); nothing matching asks")
     grant_rows = [[g.agent, g.permission, g.pattern] for g in grants]
     extra = table(["agent", "permission", "pattern"], grant_rows,
-                  caption="“Always” approvals given in this session") if grant_rows else text(
-        "No “always” approvals in this session yet.")
+                  caption="“Always” approvals given in this session (they allow on top of the rules)") \
+        if grant_rows else text("No “always” approvals in this session yet.")
     who = (f"Nobody is present ({reason}): asks are answered by policy {policy!r}."
            if mode == "headless" else "Asks wait for your answer in the notebook.")
-    return {"text/html": out["text/html"] + extra["text/html"] + f"<p>{escape(who)}</p>",
-            "text/plain": "\n\n".join([out["text/plain"], extra["text/plain"], who])}
+    parts = [verdicts, behind, extra]
+    return {"text/html": "".join(p["text/html"] for p in parts) + f"<p>{escape(who)}</p>",
+            "text/plain": "\n\n".join([*(p["text/plain"] for p in parts), who])}
 
 
 def config(ws: Workspace, settings: list[tuple[str, Any, str]], notices: Sequence[str] = ()) -> dict[str, str]:
@@ -190,3 +239,4 @@ def mask(value: Any, key: str = "") -> Any:
             return value
         return "•••• (set)" if value else ""
     return value
+

@@ -33,7 +33,7 @@ from . import nbfile
 from .cellrun import is_agent_prompt, run_in_kernel, stream_text
 from .filecells import FileCells
 from .frontend import Frontend, FrontendError
-from .journal import TURN, Deleted, Inserted, Journal, Replaced
+from .journal import TURN, Deleted, Inserted, Journal, Replaced, Turn
 from .livecells import LiveCells
 from .stores import CellStore
 from .undo import undo_turn
@@ -289,6 +289,10 @@ class NotebookCells:
         turn = self.journal.latest()
         if turn is None:
             return self.runner.undo()  # bindings made outside any turn, or nothing at all
+        return await self.take_back(turn)
+
+    async def take_back(self, turn: Turn) -> str:
+        """Undo `turn`, the latest or any other (its run's card); returns what was done."""
         self.journal.remove(turn)
         try:
             store: CellStore | None = self._writable()

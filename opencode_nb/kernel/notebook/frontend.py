@@ -8,7 +8,8 @@ to date (a run in flight) must hand its outputs to the new page itself, since th
 the old cell's request reach nobody (`pages`, `on_page`).
 
 A request carries a fresh id and waits, with a timeout, for the one reply whose `reply_to` names it;
-events (`cell_done`) name the request they belong to.
+events (`cell_done`) name the request they belong to. The page asks the kernel too (`answer`: a card's
+Undo), and is answered on the comm it asked on.
 
 Comm callbacks may run on a thread other than the kernel loop's (JupyterLab sends comm messages over
 kernel subshells, which ipykernel 7.0–7.3 handle on their own threads), and while an `%%agent` cell
@@ -37,6 +38,8 @@ REQUEST_TIMEOUT_S = 10.0
 """How long a request waits for its reply unless the caller says otherwise (running cells says otherwise)."""
 
 Event = Callable[[dict[str, Any]], None]
+Answer = Callable[[dict[str, Any], Callable[[dict[str, Any]], None]], None]
+"""`answer(request, reply)`: called on the comm's thread; `reply(result)` once, from any thread."""
 
 
 class FrontendError(Exception):
@@ -76,6 +79,7 @@ class Frontend:
         self._pending: dict[str, _Pending] = {}
         self._listeners: list[tuple[Event, asyncio.AbstractEventLoop | None]] = []
         self._page_listeners: list[Callable[[], None]] = []
+        self._answers: dict[str, Answer] = {}
         self._lock = threading.Lock()
         self._registered = False
         self.pages = 0
@@ -159,6 +163,8 @@ class Frontend:
             self._greeted(comm, data)
         elif "reply_to" in data:
             self._replied(data)
+        elif "action" in data and "request_id" in data:
+            self._asked(comm, data)
         elif "event" in data:
             self._event(data)
 
@@ -191,6 +197,25 @@ class Frontend:
         future = pending.future
         assert pending.loop is not None
         pending.loop.call_soon_threadsafe(lambda: future.done() or future.set_result(data))
+
+    def _asked(self, comm: Any, data: dict[str, Any]) -> None:
+        request_id, action = data.get("request_id"), str(data.get("action"))
+
+        def reply(result: dict[str, Any]) -> None:
+            try:
+                comm.send({"ok": True, **result, "reply_to": request_id})
+            except Exception:  # the page went away: nobody is left to answer
+                log.debug("could not answer the page's %s", action, exc_info=True)
+
+        answer = self._answers.get(action)
+        if answer is None:
+            reply({"ok": False, "error": f"this kernel does not answer {action!r}; known: {sorted(self._answers)}"})
+            return
+        try:
+            answer(data, reply)
+        except Exception as exc:
+            log.exception("answering the page's %s failed", action)
+            reply({"ok": False, "error": str(exc)})
 
     def _event(self, data: dict[str, Any]) -> None:
         with self._lock:
@@ -237,6 +262,10 @@ class Frontend:
                     self._listeners.remove(entry)
 
         return unsubscribe
+
+    def answer(self, action: str, answer: Answer) -> None:
+        """Answer the page's requests for `action` (PROTOCOL.md, requests from the page)."""
+        self._answers[action] = answer
 
     def on_page(self, callback: Callable[[], None]) -> None:
         """Be told (on the comm's thread) each time a page connects anew, after `pages` has counted it."""

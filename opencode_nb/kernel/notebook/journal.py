@@ -8,18 +8,25 @@ becomes a turn of its own.
 Changes are kept in the order they happened; undo walks them newest first, so a cell the agent inserted
 and then edited is first restored to what was inserted, then deleted. Each change keeps what the agent
 left behind, which is how undo sees that the person changed a cell since and leaves it alone.
+
+Every turn has an id, which a finished run's card names (`kernel/card_undo.py`): a page asks the kernel
+about that turn, even after a reload, and the journal answers whether it can still be undone, was undone
+(and what that did), or is too old. Ids are random, so a card saved by another kernel names nothing here.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
+import uuid
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 KEEP_TURNS = 20
 """How many turns can be undone; older ones are forgotten."""
+KEEP_IDS = 1000
+"""How many ids of undone or forgotten turns are remembered, so their cards can say what became of them."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,9 @@ class Turn:
     below_calling: str | None = None
     """The last cell this turn inserted below the calling cell: the next such insert goes below it, so the
     cells read in the order they were made."""
+    id: str = field(default_factory=lambda: f"turn_{uuid.uuid4().hex}")
+    report: str | None = None
+    """What undoing the turn did, once it was undone."""
 
     def record(self, change: Change) -> None:
         self.changes.append((next(_order), change))
@@ -87,6 +97,10 @@ class Journal:
     def __init__(self) -> None:
         self.turns: list[Turn] = []
         """Turns that changed something, oldest first."""
+        self.undone: dict[str, Turn] = {}
+        """Turns taken back, by id (the latest `KEEP_IDS`)."""
+        self.forgotten: dict[str, None] = {}
+        """Ids of turns pushed out by newer ones (`KEEP_TURNS`): too old to undo."""
         self._origins: dict[str, Turn] = {}
 
     def begin(self, session_id: str, *, cell_id: str | None = None, cell_source: str | None = None) -> Turn:
@@ -105,7 +119,7 @@ class Journal:
         if not any(t is turn for t in self.turns):
             self.turns.append(turn)
             while len(self.turns) > KEEP_TURNS:
-                self.turns.pop(0)
+                _remember(self.forgotten, self.turns.pop(0).id, None)
         turn.record(change)
 
     def latest(self) -> Turn | None:
@@ -113,5 +127,24 @@ class Journal:
         done = [t for t in self.turns if t.changes]
         return max(done, key=lambda t: t.latest) if done else None
 
+    def find(self, turn_id: str) -> Turn | None:
+        """The turn with this id that can still be undone."""
+        return next((t for t in self.turns if t.id == turn_id), None)
+
     def remove(self, turn: Turn) -> None:
+        """Take `turn` out before undoing it: a second undo of it finds it undone, never does it twice."""
         self.turns = [t for t in self.turns if t is not turn]
+        _remember(self.undone, turn.id, turn)
+
+    def later(self, turn: Turn) -> list[Turn]:
+        """The other turns still kept that changed something after `turn` first did."""
+        if not turn.changes:
+            return []
+        first = turn.changes[0][0]
+        return [t for t in self.turns if t is not turn and t.latest > first]
+
+
+def _remember(kept: dict[str, Any], key: str, value: Any) -> None:
+    kept[key] = value
+    while len(kept) > KEEP_IDS:
+        del kept[next(iter(kept))]

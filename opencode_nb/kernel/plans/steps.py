@@ -15,19 +15,21 @@ while Run All had it queued. Failing it would stop Run All at a cell the person 
 write, so it says so in its own output and ends without an error. A cell that names a known plan wrongly
 (a step the plan does not have, options that clash) is the person's to fix and stays an error.
 
-Running what is left (`%agent plan run`) depends on who can run cells. With the JupyterLab extension the
-front end runs the step cells after this cell ends (cells sent while a cell runs queue behind it, so the
-kernel cannot wait for them here). Without it (nbclient, a headless run) nobody else can run cells, so
-the steps run inside this cell, one after another, with each step cell's current body.
+Running several steps (right after a plan is approved, `approved.py`, or with `%agent plan run`) happens
+here, in the cell that asked, one step after another with each step cell's current body: cells the front
+end ran would queue behind this one and run after everything Run All queued. With the JupyterLab
+extension each step is shown in its own cell (`shown.py`), and running that cell afterwards with the same
+instruction says it already ran instead of running it twice (once: running it again re-runs the step).
+Without the extension (nbclient, a headless run) the steps' transcripts are shown in the cell that ran
+them: nbclient's result is its own copy of the notebook, which never holds cells the kernel inserted, so
+that cell is the one place every headless runner keeps.
 """
 
 from __future__ import annotations
 
 import contextlib
-import inspect
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
@@ -41,10 +43,13 @@ from ...tool.support.plandoc import (
 )
 from ..magics import listing
 from .save import save_cells
+from .shown import StepCellOutputs
 from .store import (
     Plan,
     PlanProgress,
+    RanBy,
     StepCell,
+    StepProgress,
     StepStatus,
     UnknownPlan,
     find_plan,
@@ -59,6 +64,7 @@ from .store import (
 )
 
 if TYPE_CHECKING:
+    from ...session.events import SessionIdle
     from ...session.models import MessageWithParts
     from ...workspace import Workspace
     from ..runner import NotebookAgent
@@ -77,10 +83,14 @@ def resume_hint(plan_id: str, number: int) -> str:
     return f"%agent plan run {plan_id} --from {number}"
 
 
-async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *, model: str | None = None) -> None:
+async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *, model: str | None = None,
+                   cell: StepCell | None = None, ran_by: RanBy = "cell") -> None:
     """Carry out step `number` of plan `plan_id` with the instruction `body`, in the plan's session.
 
-    An unknown plan, or a cell a newer plan replaced, is shown as not run and returns (see the module's docstring).
+    From its own cell (`ran_by="cell"`): an unknown plan, or a cell a newer plan replaced, is shown as not
+    run and returns (see the module's docstring), and so is a step the kernel already ran for this cell with
+    the same instruction (`shown.py`), once. On a cell's behalf (`cell` given, `ran_by` the approval or
+    `%agent plan run`): the run is shown in that cell when the extension can show it there.
 
     Raises:
         UsageError: the step is not one of the plan's, or the step did not finish (the message says where to
@@ -91,6 +101,8 @@ async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *
 
     from ... import id as ids
     from ...session.models import TextPart
+    from ..ending import error_output
+    from ..stopped import AgentStopped
 
     ws = await agent.aworkspace()
     try:
@@ -100,7 +112,7 @@ async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *
                              f"({exc.where}); the cells after it run on. %agent plan lists this project's "
                              "plans."), raw=True)
         return
-    if await replaced(agent, ws):
+    if ran_by == "cell" and await replaced(agent, ws):
         display(listing.text(f"Not run: this cell, step {number} of plan {plan_id}, is no longer in the notebook "
                              "(approving a newer plan replaced its cells). %agent plan lists the plans; run the "
                              "new plan's step cells."), raw=True)
@@ -114,44 +126,95 @@ async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *
         raise UsageError(str(exc)) from None
     progress = load_progress(ws, plan)
     before = progress.of(number)
-    rerun = before.runs > 0 or step.done
     instruction = body.strip() or step.text
+    if ran_by == "cell" and already_ran(before, step.done, instruction):
+        update_step(ws, plan, number, ran_by="seen")
+        display(listing.text(already_ran_text(plan, number, before)), raw=True)
+        return
+    rerun = before.runs > 0 or step.done
     total = len(plan.doc.steps)
     run_number = before.runs + 1
-    display(listing.text(f"▶ Step {number} of {total} — {short(instruction)}"
-                         + (f"  (re-run: run {run_number} of this step)" if rerun else "")), raw=True)
+    headline = f"▶ Step {number} of {total} — {short(instruction)}" + (
+        f"  (re-run: run {run_number} of this step)" if rerun else "")
+    shown = shown_in(agent, cell, headline, ran_by)
+    display(listing.text(headline + ("  (shown in its cell below)" if shown is not None else "")), raw=True)
 
     prompt = step_prompt(plan, number, instruction, progress, rerun=rerun)
     visible = f"Step {number} of plan {plan_id}{' (re-run)' if rerun else ''}: {short(instruction)}"
     started = time.time()
     update_step(ws, plan, number, status="running", runs=run_number, started_at=started, duration_s=None,
-                error="")
+                error="", ran_by=ran_by, instruction=instruction)
     set_todos(ws, plan.session.id, plan.doc, running=number)
     floor = ids.ascending("message")
     status: StepStatus = "failed"
     reason = ""
+    here = "run this cell again" if cell is None else f"run step {number}'s cell"
+    ended = RunEnd(ws, plan, number, floor, started)
     try:
         # The short line first, then what the model needs: parts keep the order they were made in.
         parts = [TextPart(session_id=plan.session.id, message_id="", text=visible),
                  TextPart(session_id=plan.session.id, message_id="", text=prompt, synthetic=True)]
-        await agent.prompt("", agent="build", model=model, session=plan.session.id, parts=parts)
+        await agent.prompt("", agent="build", model=model, session=plan.session.id, parts=parts,
+                           cell_id=shown.cell_id if shown is not None else None,
+                           show=shown.show if shown is not None else None)
     except UsageError as exc:
         reason = str(exc) or "the run failed"
     except KeyboardInterrupt:
-        from ..stopped import AgentStopped
-
-        _finish(ws, plan, number, "stopped", started, "", "it was stopped")
-        raise AgentStopped(f"■ Step {number} was stopped and is not ticked. Run this cell again, or resume "
-                           f"with {resume_hint(plan_id, number)}") from None
-    messages = ws.sessions.messages(plan.session.id)
-    if not reason:
-        status, reason = judge(messages, floor)
-    answer = final_text(messages, floor)
-    _finish(ws, plan, number, status, started, answer, reason)
+        if ended.outcome is None:
+            _finish(ws, plan, number, "stopped", started, "", "it was stopped")
+        stopped = AgentStopped(f"■ Step {number} was stopped and is not ticked. {here.capitalize()}, or resume "
+                               f"with {resume_hint(plan_id, number)}")
+        if shown is not None:
+            shown.end(error=stopped.output())
+        raise stopped from None
+    finally:
+        ended.close()
+    if ended.outcome is not None:
+        status, reason = ended.outcome
+    else:  # the run never started (stopped while queued, a configuration error): nothing went idle
+        messages = ws.sessions.messages(plan.session.id)
+        if not reason:
+            status, reason = judge(messages, floor)
+        _finish(ws, plan, number, status, started, final_text(messages, floor), reason)
     if status != "done":
-        raise UsageError(f"Step {number} of plan {plan_id} did not finish ({reason}); it is not ticked. Fix what "
-                         f"stopped it and run this cell again, or resume with {resume_hint(plan_id, number)}")
-    display(listing.text(f"✓ Step {number} ticked in {plan.path}"), raw=True)
+        failed = UsageError(f"Step {number} of plan {plan_id} did not finish ({reason}); it is not ticked. Fix what "
+                            f"stopped it and {here}, or resume with {resume_hint(plan_id, number)}")
+        if shown is not None:
+            shown.end(error=error_output(failed))
+        raise failed
+    ticked = f"✓ Step {number} ticked in {plan.path}"
+    display(listing.text(ticked), raw=True)
+    if shown is not None:
+        shown.end(said=ticked)
+
+
+def shown_in(agent: NotebookAgent, cell: StepCell | None, headline: str, ran_by: RanBy) -> StepCellOutputs | None:
+    """Where a step run on a cell's behalf is shown: that cell, when the extension can fill it; else (headless,
+    no extension) nowhere but the cell that runs it."""
+    from ..cell_now import cell_count
+
+    frontend = getattr(agent, "frontend", None)
+    if cell is None or frontend is None or not frontend.live or "replace_cell" not in frontend.capabilities:
+        return None
+    by = "the cell that approved the plan" if ran_by == "approval" else "%agent plan run"
+    return StepCellOutputs(frontend, cell.id, lead=f"{headline}  (run by {by})",
+                           execution_count=cell_count(agent.shell))
+
+
+def already_ran(before: StepProgress, ticked: bool, instruction: str) -> bool:
+    """Whether running a step's cell now would run it twice: the kernel ran it for this cell (right after the
+    approval, or from `%agent plan run`), it finished and is ticked, and the cell asks for the same thing."""
+    return (before.ran_by in ("approval", "plan run") and before.status == "done" and ticked
+            and before.instruction == instruction)
+
+
+def already_ran_text(plan: Plan, number: int, before: StepProgress) -> str:
+    when = "right after the plan was approved" if before.ran_by == "approval" else "from %agent plan run"
+    said = f" It said: {short(before.summary, 200)}" if before.summary else ""
+    ago = f" ({listing.ago(before.started_at)})" if before.started_at else ""
+    return (f"✓ Step {number} already ran {when}{ago} and is ticked in {plan.path}; not run again.{said}\n"
+            f"Run this cell again to run step {number} once more (or edit its instruction first); "
+            f"%agent show {plan.session.id} shows what it did.")
 
 
 async def replaced(agent: NotebookAgent, ws: Workspace) -> bool:
@@ -185,6 +248,33 @@ def _finish(ws: Workspace, plan: Plan, number: int, status: StepStatus, started:
                 plan.file.write_text(ticked, encoding="utf-8")
             doc = parse_plan(ticked, plan.path)
     set_todos(ws, plan.session.id, doc)
+
+
+class RunEnd:
+    """Judges and records a step's run the moment its session goes idle.
+
+    The loop publishes `session.idle` before `ws.prompt` returns, and the runner draws the cell's transcript
+    right after it returns: recorded here, the step's tick (or its return to pending) is on the todo list
+    before the live view ends and in the transcript, which would otherwise show the step in progress for good.
+    """
+
+    def __init__(self, ws: Workspace, plan: Plan, number: int, floor: str, started: float) -> None:
+        from ...session.events import SessionIdle
+
+        self.ws, self.plan, self.number, self.floor, self.started = ws, plan, number, floor, started
+        self.outcome: tuple[StepStatus, str] | None = None
+        """How the run ended and why, once recorded."""
+        self.close = ws.bus.subscribe(SessionIdle, self._idle)
+
+    def _idle(self, event: SessionIdle) -> None:
+        if event.session_id != self.plan.session.id or self.outcome is not None:
+            return
+        messages = self.ws.sessions.messages(self.plan.session.id)
+        if not any(m.message.id > self.floor and m.message.role == "user" for m in messages):
+            return  # an earlier run of the session ending: this step's prompt is not in yet
+        self.outcome = judge(messages, self.floor)
+        _finish(self.ws, self.plan, self.number, self.outcome[0], self.started, final_text(messages, self.floor),
+                self.outcome[1])
 
 
 def judge(messages: list[MessageWithParts], floor: str) -> tuple[StepStatus, str]:
@@ -250,9 +340,9 @@ def step_prompt(plan: Plan, number: int, instruction: str, progress: PlanProgres
 
 
 async def run_remaining(agent: NotebookAgent, plan_id: str | None, start: int | None) -> dict[str, str] | None:
-    """`%agent plan run [ID] [--from N]`: hand the steps to the front end, or run them here in order.
+    """`%agent plan run [ID] [--from N]`: run the unticked steps (or steps N onwards) here, in order.
 
-    Returns what to show (when the front end runs them), or None after running them in this cell.
+    Returns what to show when there is nothing to run, else None after running them.
     """
     ws = await agent.aworkspace()
     notebook = notebook_of(ws)
@@ -267,27 +357,28 @@ async def run_remaining(agent: NotebookAgent, plan_id: str | None, start: int | 
     total = len(plan.doc.steps)
     if start is not None and not 1 <= start <= total:
         raise UsageError(f"--from {start}: the plan {plan.path} has steps 1 to {total}.")
-    chosen = [s for s in plan.doc.steps if (s.number >= start if start is not None else not s.done)]
+    chosen = [s.number for s in plan.doc.steps if (s.number >= start if start is not None else not s.done)]
     if not chosen:
         return listing.text(f"Every step of plan {plan_id} is ticked. {resume_hint(plan_id, 1)} runs them again.")
-    missing = [s.number for s in chosen if s.number not in by_step]
+    missing = [n for n in chosen if n not in by_step]
     if missing:
         raise UsageError(f"Step{'s' * (len(missing) != 1)} {', '.join(map(str, missing))} of plan {plan_id} "
                          f"{'have' if len(missing) != 1 else 'has'} no cell in this notebook. %agent plan cells "
                          f"{plan_id} saves the plan's cells under the current cell.")
-    numbers = ", ".join(str(s.number) for s in chosen)
-    schedule: Callable[..., Any] | None = getattr(notebook, "schedule_run", None)
-    if notebook.live and schedule is not None:
-        outcome = schedule([by_step[s.number].id for s in chosen], checkpoint=True)
-        if inspect.isawaitable(outcome):
-            await outcome
-        return listing.text(f"Step{'s' * (len(chosen) != 1)} {numbers} of plan {plan_id} will run one by one when "
-                            "this cell ends, each in its own cell (saved after each); a step that fails stops "
-                            "the rest.")
-    for step in chosen:
-        cell = by_step[step.number]
-        await run_step(agent, plan_id, step.number, cell.body)
+    await run_in_order(agent, plan_id, [by_step[n] for n in chosen], ran_by="plan run")
     return None
+
+
+async def run_in_order(agent: NotebookAgent, plan_id: str, cells: list[StepCell], *, ran_by: RanBy) -> None:
+    """Run the steps of `cells` one after another, each with its cell's current body, on the cells' behalf
+    (`shown.py` says why here and not as cells); the first that does not finish stops the rest.
+
+    Raises:
+        UsageError: a step did not finish; the message names it and where to resume.
+        AgentStopped: a step was stopped.
+    """
+    for cell in cells:
+        await run_step(agent, plan_id, cell.step, cell.body, cell=cell, ran_by=ran_by)
 
 
 def default_plan_id(agent: NotebookAgent, ws: Workspace, cells: list[StepCell]) -> str:

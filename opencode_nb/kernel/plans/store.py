@@ -14,7 +14,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from IPython.core.error import UsageError
 from pydantic import BaseModel, Field
@@ -38,6 +38,8 @@ class UnknownPlan(UsageError):
 
 
 StepStatus = Literal["pending", "running", "done", "failed", "rejected", "stopped"]
+RanBy = Literal["cell", "approval", "plan run", "seen"]
+"""Who started a step's latest run; "seen": a run for its cell whose cell has since said so once."""
 
 
 class StepProgress(BaseModel):
@@ -50,6 +52,12 @@ class StepProgress(BaseModel):
     """Why its latest run did not finish."""
     started_at: float | None = None
     duration_s: float | None = None
+    ran_by: RanBy = "cell"
+    """What started its latest run: its own cell, or the kernel on its cell's behalf, right after the plan was
+    approved or from `%agent plan run`. The step's cell, run afterwards with the same instruction, says it
+    already ran instead of running it twice."""
+    instruction: str = ""
+    """The instruction its latest run carried out (the cell's body then): an edited cell is a new request."""
 
 
 class PlanProgress(BaseModel):
@@ -60,12 +68,6 @@ class PlanProgress(BaseModel):
 
     def of(self, number: int) -> StepProgress:
         return self.steps.get(str(number), StepProgress())
-
-
-class Schedules(Protocol):
-    """What the kernel's notebook access offers when the front end can run cells after this one ends."""
-
-    def schedule_run(self, cell_ids: list[str], *, checkpoint: bool = True) -> Any: ...
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ copy-on-write fork of the kernel, and a spawned worker. It gives what a cell wou
 instead of the notebook:
 
 - the value of a last expression, formatted by IPython's display formatter when there is a shell (a frame
-  gives its HTML table and its text), as a cell's `Out` would;
+  gives its HTML table and its text), as a cell's `Out` would. It goes to the model only: `_`, `__`, `___`,
+  `Out` and the execution count are the person's history of their own cells, so the value is bound to
+  none of them, and the code never passes through IPython's display hook or input history;
 - `display()` calls and matplotlib figures, as mime bundles, through a capturing display publisher;
 - stdout and stderr, interleaved as written, streamed to a callback;
 - an exception as (name, value, traceback), the traceback trimmed to the code's own frames and the last
@@ -92,7 +94,6 @@ def run_code(code: str, namespace: MutableMapping[str, Any], *, shell: Any = Non
     result = None
     if error is None and last is not None and value is not None:
         result = format_value(value, shell)
-        namespace["_"] = value
     return result, error, captured
 
 

@@ -100,8 +100,13 @@ def last_turn(request: LLMRequest) -> tuple[list[str], list[ToolResultBlock]]:
     return [], []
 
 
+TASK_ID = re.compile(r"\s*\(session_id: ses_\w+\)")
+"""How a failed task's result names its child session for the model (to continue it): not for the person."""
+
+
 def first_line(text: str, limit: int = 200) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    """The first non-blank line, without the child-session id a failed task's result carries for the model."""
+    line = next((ln.strip() for ln in TASK_ID.sub("", text).splitlines() if ln.strip()), "")
     return line if len(line) <= limit else line[:limit - 1] + "…"
 
 

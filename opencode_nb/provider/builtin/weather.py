@@ -56,7 +56,7 @@ def build(request: LLMRequest) -> dict[str, Any] | None:
     if step is not None:
         return step
     if _saved_as_cells(request):
-        return {"text": "The plan's two steps are saved as cells below this one: run them one by one."}
+        return {"text": "The plan's two steps are saved as cells below this one, each ready to run."}
     s = since(request, is_task)
     if s is None:
         return None

@@ -106,3 +106,20 @@ async def test_each_ask_is_one_line_just_above_the_call_it_was_for(tmp_path):
     assert text.index("? build asked for bash echo two: always allowed") < text.index("✓ bash two")
     off()
     await ws.aclose()
+
+
+async def test_a_refused_call_reads_rejected_by_you_with_the_reason_typed(tmp_path):
+    import io
+
+    from opencode_nb.errors import MODEL_TEMPLATES
+
+    ws = workspace(tmp_path, TWO)
+    out = io.StringIO()
+    off = wire(ws, read=Terminal(["use the staging folder", "r"]), out=out)
+    session = ws.sessions.create(str(tmp_path))
+    await ws.prompt(session.id, "run both")
+    text = out.getvalue()
+    assert "Rejected by you: “use the staging folder”" in text
+    assert not [t for t in MODEL_TEMPLATES if t in text], text
+    off()
+    await ws.aclose()

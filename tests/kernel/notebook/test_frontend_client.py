@@ -157,3 +157,26 @@ def test_a_hello_on_a_new_comm_is_a_page_connecting_anew_and_a_repeated_hello_is
     reopened = RecordingComm()
     frontend._opened_by_frontend(reopened, {"content": {"data": HELLO}})
     assert frontend.pages == 3 and told == [2, 3]
+
+
+def test_the_page_asks_and_is_answered_on_the_comm_it_asked_on():
+    frontend, comm = connected()
+    frontend.answer("undo_state", lambda request, reply: reply({"states": {t: "known" for t in request["turns"]}}))
+    comm.sent.clear()
+    comm.deliver({"request_id": "page_1", "action": "undo_state", "turns": ["turn_a"]})
+    comm.deliver({"request_id": "page_2", "action": "undo_everything"})
+    assert comm.sent[0] == {"ok": True, "states": {"turn_a": "known"}, "reply_to": "page_1"}
+    assert comm.sent[1]["reply_to"] == "page_2" and comm.sent[1]["ok"] is False
+    assert "does not answer 'undo_everything'" in comm.sent[1]["error"]
+
+
+def test_an_answer_that_fails_still_replies_once_with_what_went_wrong():
+    frontend, comm = connected()
+
+    def broken(request: dict[str, Any], reply: Any) -> None:
+        raise RuntimeError("the journal is gone")
+
+    frontend.answer("undo", broken)
+    comm.sent.clear()
+    comm.deliver({"request_id": "page_3", "action": "undo", "turn": "turn_a"})
+    assert comm.sent == [{"ok": False, "error": "the journal is gone", "reply_to": "page_3"}]

@@ -63,3 +63,20 @@ def test_only_the_latest_turns_are_kept():
         journal.record(LiveRun(f"run_{i}"))
     assert len(journal.turns) == KEEP_TURNS
     assert journal.latest().changes[0][1] == LiveRun(f"run_{KEEP_TURNS + 4}")
+
+
+def test_a_turn_is_found_by_its_id_until_it_is_undone_or_pushed_out():
+    journal = Journal()
+    turns = []
+    for i in range(KEEP_TURNS + 1):
+        turn = journal.begin(f"ses_{i}")
+        token = TURN.set(turn)
+        journal.record(LiveRun(f"run_{i}"))
+        TURN.reset(token)
+        turns.append(turn)
+    oldest, newest = turns[0], turns[-1]
+    assert journal.find(oldest.id) is None and oldest.id in journal.forgotten
+    assert journal.find(newest.id) is newest
+    journal.remove(newest)
+    assert journal.find(newest.id) is None and journal.undone[newest.id] is newest
+    assert len({t.id for t in turns}) == len(turns), "every turn has an id of its own"

@@ -107,3 +107,58 @@ def test_bad_code_is_an_error_the_model_reads_and_the_next_cell_runs(kernel, cod
     text = the_tool_call(fe)
     assert text.startswith("error") and expected in text
     assert namespace_has(fe, "1 + 1") == "2"
+
+
+HISTORY = ("import json\nip = get_ipython()\nprint(json.dumps({'_': repr(_), '__': repr(__), '___': repr(___), "
+           "'Out': {k: repr(v) for k, v in Out.items()}, 'same_oh': _oh is Out, 'In': In, 'count': ip.execution_count, "
+           "'raw': ip.history_manager.input_hist_raw, 'numbered': sorted(k for k in globals() if k[:1] == '_' "
+           "and k[1:].isdigit())}))")
+
+
+def history(fe) -> dict:
+    import json
+
+    return json.loads(fe.text(fe.run_id(HISTORY)))
+
+
+def test_a_live_run_leaves_the_persons_last_values_out_and_history_as_they_were(kernel):
+    script = [{"tool_calls": [{"name": "python", "input": {"code": "print('looking')\n7"}}]}, {"text": "It is 7."}]
+    fe = kernel(script, permission={"python": "allow"}, render_views=False, env={"OPENCODE_NB_HEADLESS": "1"})
+    fe.run("41 + 1")
+    fe.run("'answer'")
+    fe.run("[1, 2]")
+    before = history(fe)
+    assert (before["_"], before["__"], before["___"]) == ("[1, 2]", "'answer'", "42")
+    assert fe.run("%%agent\nwhat is seven?")["content"]["status"] == "ok"
+    after = history(fe)
+    for kept in ("_", "__", "___", "Out", "same_oh", "numbered"):
+        assert after[kept] == before[kept], kept
+    # Only the person's own cells moved the count and the history: the agent's cell and the one reading it.
+    assert after["count"] == before["count"] + 2 and len(after["In"]) == len(before["In"]) + 2
+    assert after["In"][: len(before["In"])] == before["In"] and after["raw"][: len(before["raw"])] == before["raw"]
+    assert not any("looking" in cell for cell in after["In"] + after["raw"])
+    assert "Out:\n7" in the_tool_call(fe), "the model still reads the value"
+
+
+def test_a_long_value_reaches_the_model_cut_with_what_is_missing_and_the_whole_saved(kernel):
+    import re
+    from pathlib import Path
+
+    script = [{"tool_calls": [{"name": "python", "input": {"code": "stamps"}}]}, {"text": "Read them."}]
+    fe = kernel(script, permission={"python": "allow"}, render_views=False, env={"OPENCODE_NB_HEADLESS": "1"})
+    fe.run("import pandas as pd\npd.set_option('display.max_seq_items', None)\n"
+           "stamps = pd.date_range('2024-01-01 08:00', periods=400, freq='h', name='taken')")
+    assert fe.run("%agent list the timestamps")["content"]["status"] == "ok"
+    output = the_tool_call(fe)
+    note = re.search(r"\n… ([\d,]+) more characters \(of ([\d,]+)\); the whole output is saved at (\S+) — read it "
+                     r"with the read tool \(offset (\d+) picks up where this stops; set a limit\) or grep it", output)
+    assert note is not None, output[-600:]
+    head = output.split("Out:\n", 1)[1][: note.start() - output.index("Out:\n") - 5]
+    path = Path(note.group(3))
+    whole = path.read_text()
+    shown_by_a_cell = fe.text(fe.run_id("print(get_ipython().display_formatter.format(stamps)[0]['text/plain'])"))
+    assert whole == shown_by_a_cell.rstrip("\n") and whole.count("2024-") == 400
+    assert whole.startswith(head) and len(head) <= 4000 and whole[len(head)] == "\n"
+    assert int(note.group(1).replace(",", "")) == len(whole) - len(head)
+    assert int(note.group(2).replace(",", "")) == len(whole)
+    assert whole.splitlines()[int(note.group(4)) - 1] == whole[len(head) + 1:].splitlines()[0]

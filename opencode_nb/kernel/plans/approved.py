@@ -1,0 +1,83 @@
+"""Right after a plan is approved in a cell, its steps run, in order, before the cells that follow.
+
+Approving a plan (plan_exit, from a prompt cell) saves its steps as cells under that cell. Run All took its
+list of cells before they existed, and cells the front end runs queue behind the busy one anyway, so left
+to the front end the steps would never run during Run All, or run after everything else. So once the
+prompt's run has ended, and while its cell still executes, the kernel runs the steps itself, one after
+another, each shown in its own cell (`shown.py`); then the cell ends and Run All goes on with the cells
+after it. A step that does not finish fails this cell, so Run All stops there, and says where to resume.
+
+Only a prompt its cell awaits runs the steps: a `--bg` prompt (or a detached one) has no cell holding the
+notebook's place, so its steps wait as cells for the person.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...session.models import ToolCompleted, ToolPart
+from ...tool.context import NotebookRefused
+from ..magics import listing
+from .steps import run_in_order
+from .store import StepCell, find_plan, notebook_of, step_cells
+
+if TYPE_CHECKING:
+    from ...workspace import Workspace
+    from ..runner import NotebookAgent
+
+
+def approved_plan(ws: Workspace, session_id: str, floor: str) -> str | None:
+    """The id of the plan whose steps a run after message `floor` saved as cells (the latest), or None."""
+    found = None
+    for item in ws.sessions.messages(session_id, floor):  # the run's own messages: not the whole session
+        if item.message.id <= floor:
+            continue
+        for part in item.parts:
+            if isinstance(part, ToolPart) and part.tool == "plan_exit" and isinstance(part.state, ToolCompleted):
+                meta = part.state.metadata
+                if meta.get("plan") and meta.get("cells"):
+                    found = str(meta["plan"])
+    return found
+
+
+async def run_approved(agent: NotebookAgent, floor: str) -> None:
+    """Run the unticked steps of a plan the prompt that just ended approved as cells, if it did.
+
+    Raises:
+        UsageError: a step did not finish (the message says where to resume).
+        AgentStopped: a step was stopped.
+    """
+    from IPython.display import display
+
+    ws = await agent.aworkspace()
+    if agent.session_id is None:
+        return
+    plan_id = approved_plan(ws, agent.session_id, floor)
+    if plan_id is None:
+        return
+    plan = find_plan(ws, plan_id)
+    try:
+        cells = await cells_of_plan(ws, plan_id)
+    except NotebookRefused as exc:
+        display(listing.text(f"The plan's steps did not run: the notebook could not be read ({exc}). "
+                             f"%agent plan run {plan_id} runs them."), raw=True)
+        return
+    todo = [cells[s.number] for s in plan.doc.steps if not s.done and s.number in cells]
+    if not todo:
+        return
+    count = len(todo)
+    where = "each in its cell below" if notebook_of(ws).live else "here, one after another"
+    display(listing.text(f"The plan is approved: {'its step runs' if count == 1 else f'its {count} steps run'} "
+                         f"now, {where}; the cells after this one run when they are done."), raw=True)
+    await run_in_order(agent, plan_id, todo, ran_by="approval")
+    display(listing.text(f"✓ {'The step' if count == 1 else f'All {count} steps'} of plan {plan_id} ran and "
+                         f"{'is' if count == 1 else 'are'} ticked in {plan.path}."), raw=True)
+
+
+async def cells_of_plan(ws: Workspace, plan_id: str) -> dict[int, StepCell]:
+    """The plan's step cells by step number, as the notebook holds them now (the first cell of each step)."""
+    found: dict[int, StepCell] = {}
+    for cell in step_cells((await notebook_of(ws).read()).cells):
+        if cell.plan_id == plan_id:
+            found.setdefault(cell.step, cell)
+    return found
