@@ -9,7 +9,7 @@ from .version import __version__
 if TYPE_CHECKING:
     from .workspace import Workspace
 
-__all__ = ["Workspace", "__version__", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = ["Workspace", "__version__", "load_ipython_extension", "tool", "unload_ipython_extension"]
 
 
 def load_ipython_extension(shell: Any) -> None:
@@ -36,4 +36,8 @@ def __getattr__(name: str) -> Any:
         from .workspace import Workspace
 
         return Workspace
+    if name == "tool":  # the `tool` package, which is also the `@tool` decorator (see tool/__init__.py)
+        import importlib
+
+        return importlib.import_module(".tool", __name__)
     raise AttributeError(f"module 'opencode_nb' has no attribute {name!r}")

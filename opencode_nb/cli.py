@@ -39,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     config.add_argument("action", nargs="?", choices=("status", "accept", "keep"), default="status",
                         help="status (default): say what waits and why; accept: apply the files as they are now; "
                              "keep: go on with the configuration confirmed before, without asking again")
+    sub.add_parser("skills", help="list the skills agents may load, where each came from and which are shadowed")
     sessions = sub.add_parser("sessions", help="list the sessions of the project directory")
     sessions.add_argument("--limit", type=int, default=20)
     show = sub.add_parser("show", help="print the transcript of a session")
@@ -79,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"warning: {warning}", file=sys.stderr)
             if args.command == "agents":
                 print(format_agents(ws, include_hidden=args.all, rules=args.rules))
+            elif args.command == "skills":
+                print(format_skills(ws))
             elif args.command == "sessions":
                 print(format_sessions(ws, limit=args.limit))
             elif args.command == "show":
@@ -131,6 +134,20 @@ def format_agents(ws: Workspace, *, include_hidden: bool = False, rules: bool = 
         if rules:
             rows.extend(f"      {r.permission} {r.pattern!r} -> {r.action}" for r in agent.permission)
     return "\n".join(rows) + "\n\n* default agent"
+
+
+def format_skills(ws: Workspace) -> str:
+    """Each skill in force with where it came from, then the ones a nearer skill shadows (a `SKILL.md` that
+    cannot be used is among the warnings printed before)."""
+    found = ws.skills.current()
+    if not found.skills:
+        return (f"no skills here: a skill is a folder with a SKILL.md under .opencode/skills/, .claude/skills/ or "
+                f".agents/skills/ in the project, or under {ws.loaded.global_dir / 'skills'}")
+    width = max(len(s.name) for s in found.skills)
+    rows = [f"{s.name:<{width}}  {ws.skills.where(s, ws.root)}\n{'':<{width}}  {s.description}" for s in found.skills]
+    rows += [f"shadowed: {ws.skills.where(s.skill, ws.root)} (by {ws.skills.where(s.by, ws.root)})"
+             for s in found.shadowed]
+    return "\n".join(rows)
 
 
 def format_sessions(ws: Workspace, *, limit: int = 20) -> str:

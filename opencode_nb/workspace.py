@@ -30,13 +30,15 @@ from .command import CommandRunner
 from .config import ConfigWarning, LoadedConfig
 from .config.guard import Held, settle_config
 from .config.loosen import Effective
+from .config.skills import Skills
 from .errors import NotFoundError
+from .mcp import McpServers, secret_values
 from .permission import PermissionAsked, PermissionReplied, PermissionRequest, PermissionService, Reply
 from .permission.unattended import decide, policy_from_env
 from .provider.registry import ProviderRegistry
 from .question import QuestionAsked, QuestionReplied, QuestionRequest, QuestionService
 from .question.service import Answers, unattended_answers
-from .sandbox.policy import BWRAP_ENV, ShellSandbox
+from .sandbox.policy import BWRAP_ENV, ShellSandbox, caller_network_rules
 from .sandbox.protected import Protected
 from .session.deps import LoopDeps
 from .session.loop import SessionLoop
@@ -112,7 +114,8 @@ class Workspace:
         self.config = self.loaded.config
         self.secrets = secrets.secret_set(
             self.env, names=self.config.secrets.env,
-            keys={f"provider.{pid}.api_key": p.api_key for pid, p in self.config.provider.items() if p.api_key})
+            keys={**{f"provider.{pid}.api_key": p.api_key for pid, p in self.config.provider.items() if p.api_key},
+                  **secret_values(self.loaded)})
         """What this workspace makes secret: kept from tools' processes and redacted wherever text is shown or
         stored, in the whole process while the workspace is open (see `secrets`)."""
         self._forget_secrets = secrets.register(self.secrets)
@@ -135,11 +138,17 @@ class Workspace:
         self.permissions = PermissionService(self.bus, tree=self.sessions, policy=self._unattended_permission)
         self.questions = QuestionService(self.bus, policy=self._unattended_question)
         self.providers = ProviderRegistry(self.config, self.env, base_dir=self.root)
-        self.tools: ToolRegistry = default_registry()
+        self.skills = Skills(self.directory, self.loaded.global_dir)
+        """The skills of this directory (`SKILL.md` folders), read again when their files change."""
+        self.tools: ToolRegistry = default_registry(self.skills)
         self.sandbox = ShellSandbox(self.config.sandbox, binary=self.env.get(BWRAP_ENV), writable=[
             self.root, self.data_dir / OUTPUT_FOLDER, Path(tempfile.gettempdir()) / "opencode_nb"],
             protected=Protected(self.root, self.directory, self.loaded.global_dir))
         """The OS sandbox of shell commands: what they may write, and whether one exists here (`sandbox`)."""
+        self.mcp = McpServers(self.loaded, tools=self.tools, sandbox=self.sandbox, permissions=self.permissions,
+                              data_dir=self.data_dir, network_rules=lambda: caller_network_rules(
+                                  self.agents.default.permission, (), self.agents.default.name))
+        """The configured MCP servers, started at the first prompt; their tools join `tools` (see `mcp/`)."""
         self.deps = LoopDeps(
             sessions=self.sessions, agents=self.agents, providers=self.providers, tools=self.tools,
             permissions=self.permissions, questions=self.questions, bus=self.bus, loaded=self.loaded,
@@ -170,6 +179,8 @@ class Workspace:
             badly, and `.unattended`, the asks the unattended policy decided.
         """
         with self.config_guard.running(session_id), _UnattendedLog(self, session_id) as decisions:
+            if self.mcp:
+                await self.mcp.prepare(session_id, agent or self.agents.default.name)
             exchange = await self.loop.exchange(session_id, text, agent=agent, model=model, parts=parts or (),
                                                 **options)
         return PromptResult.of_run(session_id, exchange.final, exchange.answers, decisions)
@@ -179,6 +190,8 @@ class Workspace:
     ) -> AssistantMessage | str | None:
         """Run the slash command `/name arguments`; `/help` and `/agents` return text without a model call."""
         with self.config_guard.running(session_id):
+            if self.mcp:
+                await self.mcp.prepare(session_id, agent or self.agents.default.name)
             return await self.commands.run(session_id, name, arguments, agent=agent, model=model)
 
     def accept_config(self) -> None:
@@ -237,7 +250,8 @@ class Workspace:
     @property
     def warnings(self) -> list[str]:
         held = [self.config_held.message()] if self.config_held is not None and not self.config_held.kept else []
-        return [*self.loaded.warnings, *self.agents.warnings, *held]
+        skills = [str(problem) for problem in self.skills.current().problems]
+        return [*self.loaded.warnings, *self.agents.warnings, *skills, *held]
 
     @property
     def store_path(self) -> Path:
@@ -247,6 +261,7 @@ class Workspace:
 
     def close(self) -> None:
         """Reject whatever still waits for a person, write buffered text and close the store."""
+        self.mcp.close()
         self.permissions.close()
         self.questions.close()
         self.sessions.close()
@@ -256,6 +271,7 @@ class Workspace:
     async def aclose(self) -> None:
         """Stop running sessions and background work, then close."""
         await self.loop.close()
+        await self.mcp.aclose()
         self.close()
 
     def __enter__(self) -> Workspace:

@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 EXPECTED = {
-    "opencode_nb": {"Workspace", "__version__", "load_ipython_extension", "unload_ipython_extension"},
+    "opencode_nb": {"Workspace", "__version__", "load_ipython_extension", "tool", "unload_ipython_extension"},
     "opencode_nb.permission": {
         "NAMED_ONLY", "Action", "CorrectedError", "DeniedError", "Grant", "GrantStore", "PermissionAsked",
         "PermissionReplied",
@@ -16,6 +16,10 @@ EXPECTED = {
     "opencode_nb.config": {
         "CONFIG_ENV", "AgentConfig", "CommandConfig", "CompactionConfig", "Config", "ConfigError", "ConfigWarning",
         "LoadedConfig", "ModelConfig", "ProviderConfig", "global_config_dir", "load_config", "project_root",
+    },
+    "opencode_nb.mcp": {
+        "APPROVAL_PERMISSION", "CallFailed", "McpServers", "McpTool", "ServerClient", "ServerEntry", "ServerState",
+        "describe", "masked", "rule_in_force", "secret_values", "server_entries", "tool_name",
     },
 }
 

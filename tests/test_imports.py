@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"permission"},
     {"agent", "question", "sandbox"},
     {"provider"},
-    {"tool"},
+    {"tool", "mcp"},
     {"session"},
     {"command"},
     {"workspace"},

@@ -132,3 +132,23 @@ def test_the_quickstart_ends_with_the_bug_fixed_when_the_plan_becomes_cells(tmp_
 
 def text(cell) -> str:
     return "\n".join(str(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+
+
+def test_the_person_tools_notebook_has_data_explorer_and_build_call_the_persons_query(tmp_path):
+    notebook = nbformat.read(NOTEBOOKS / "person_tools.ipynb", as_version=4)
+    client = NotebookClient(notebook, timeout=240, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}})
+    client.execute(env=headless_env(tmp_path))
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    assert not [c.source for c in code if any(o.output_type == "error" for o in c.outputs)]
+    listing = text(next(c for c in code if c.source == "%agent tool list"))
+    assert "query — query(sql: str, limit: int = 20) -> DataFrame  [@tool]" in listing
+    assert 'rule: ask (a catch-all "*": allow does not reach your functions)' in listing
+    explorer = text(next(c for c in code if "Which customers spend the most?" in c.source))
+    assert "@data-explorer — Top customers by spend" in explorer
+    assert "✓ query sql='select customer, sum(amount)" in explorer and "0      Ada   52.0" in explorer
+    assert "allowed by policy" not in explorer, "data-explorer's own rule allowed it: nobody was asked"
+    build = text(next(c for c in code if "How many orders of each product?" in c.source))
+    assert "✗ query" in build and "Not called: the agent's arguments did not fit (limit)" in build
+    assert "0     tea       3" in build and "build asked for query query: allowed once (allowed by policy" in build
+    assert "no longer a tool for agents" in text(code[-1])

@@ -30,7 +30,7 @@ from .ruleset_change import RuleChange, RuleLike, loosened_rules
 
 SANDBOX_STRENGTH = {"off": 0, "auto": 1, "required": 2}
 NAMED_ENTRIES = ("provider", "command", "mcp")
-"""Sections of named entries where any entry added or changed loosens (`mcp` counts once the schema has it)."""
+"""Sections of named entries where any entry added or changed loosens."""
 
 Effective = tuple[Mapping[str, Sequence[RuleLike]], str]
 """Every agent's effective ruleset by name, and the default agent's name."""

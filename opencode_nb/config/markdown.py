@@ -17,8 +17,8 @@ from ..errors import ConfigError
 from .layer import KeyPath, Layer
 from .yaml_lines import check_size, parse_yaml
 
-BODY_KEYS = {"agent": "prompt", "command": "template"}
-"""Which field the markdown body fills, per kind of definition."""
+BODY_KEYS = {"agent": "prompt", "command": "template", "skill": "instructions"}
+"""Which field the markdown body fills, per kind of definition (a skill's `SKILL.md`: config/skills.py)."""
 
 _FENCE = "---"
 _SIMPLE_ENTRY = re.compile(r"^(\s*[\w-]+:[ \t]+)(.*?)[ \t]*$")

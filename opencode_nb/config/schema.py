@@ -127,6 +127,51 @@ class SecretsConfig(Section):
     """More variables to treat so: names or `*` patterns, e.g. `secrets: {env: [DATABASE_URL, AWS_*]}`."""
 
 
+class McpConfig(Section):
+    """One MCP server, in OpenCode's shape: `{type: local, command: [...], environment: {...}}` runs a program
+    (inside the OS sandbox, like a shell command); `{type: remote, url, headers: {...}}` connects over streamable
+    HTTP, falling back to SSE. `{env:NAME}` works in every value; header and environment values are secrets."""
+
+    type: Literal["local", "remote"]
+    command: list[str] | None = None
+    """local: the program and its arguments, e.g. `[npx, -y, "@modelcontextprotocol/server-github"]`."""
+    environment: dict[str, str] = Field(default_factory=dict)
+    """local: variables set for the server, over the kernel's environment without its secrets."""
+    url: str | None = None
+    """remote: the server's endpoint, `http://` or `https://`."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """remote: sent with every request, e.g. `Authorization: "Bearer {env:GITHUB_TOKEN}"`."""
+    enabled: bool = True
+    timeout: int = Field(5000, gt=0)
+    """Milliseconds for starting the server and listing its tools, as in OpenCode (default 5000)."""
+    call_timeout: int = Field(120_000, gt=0)
+    """Milliseconds one tool call may take before the server is given up on and restarted (default 120000)."""
+
+    @field_validator("timeout", "call_timeout")
+    @classmethod
+    def _in_milliseconds(cls, value: int) -> int:
+        if value < 100:
+            raise ValueError(f"is in milliseconds, as in OpenCode: {value} would be {value} ms; for {value} seconds "
+                             f"write {value * 1000}")
+        return value
+
+    @model_validator(mode="after")
+    def _shape(self) -> Self:
+        if self.type == "local":
+            if not self.command or not self.command[0].strip():
+                raise ValueError("a local server needs `command`: the program and its arguments as a list, "
+                                 "e.g. command: [python, server.py]")
+            if self.url is not None or self.headers:
+                raise ValueError("`url` and `headers` are for `type: remote`; a local server is a `command`")
+        else:
+            if not self.url or not self.url.startswith(("http://", "https://")):
+                raise ValueError("a remote server needs `url`, starting with http:// or https://, "
+                                 "e.g. url: https://mcp.example.com/mcp")
+            if self.command is not None or self.environment:
+                raise ValueError("`command` and `environment` are for `type: local`; a remote server is a `url`")
+        return self
+
+
 class Config(Section):
     model: ModelId | None = None
     """Default model, `provider/model`."""
@@ -142,6 +187,8 @@ class Config(Section):
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     secrets: SecretsConfig = Field(default_factory=SecretsConfig)
     """Environment variables kept from tools and redacted everywhere, beyond the ones whose names say so."""
+    mcp: dict[str, McpConfig] = Field(default_factory=dict)
+    """MCP servers whose tools agents may use, named `<server>_<tool>`; see `McpConfig`."""
     sandbox: SandboxMode = "auto"
     """The OS sandbox for shell commands and spawned workers: `auto` confines them where this machine can
     (bubblewrap on Linux, sandbox-exec on macOS) and says once per session where it cannot; `required`

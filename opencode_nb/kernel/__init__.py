@@ -56,6 +56,7 @@ def load_ipython_extension(shell: Any) -> None:
     shell.input_transformers_cleanup.insert(0, transform)
     _install_completion(shell, agent)
     agent.activity.register(shell)
+    agent.person_tools.register()
     if not terminal:
         agent.frontend.open()
     _state.update(agent=agent, magics=magics, settings=settings, shell=shell, terminal=terminal)
@@ -119,6 +120,7 @@ def unload_ipython_extension(shell: Any) -> None:
     agent.stop()
     agent.frontend.close()
     agent.activity.unregister()
+    agent.person_tools.unregister()
     if transform in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(transform)
     matcher = _state.pop("matcher", None)

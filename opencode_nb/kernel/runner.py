@@ -47,6 +47,7 @@ from .ending import cell_error, error_output, status_of, with_error
 from .magics.settings import Agent
 from .notebook.frontend import Frontend, FrontendError
 from .notebook.journal import TURN, Journal
+from .person_tools import PersonTools
 from .presence import Presence
 from .stopped import AgentStopped
 
@@ -116,6 +117,8 @@ class NotebookAgent:
         """Set once the first build has imported what the magics use (see `start_workspace`)."""
         self._unwire: Callable[[], None] | None = None
         """Undoes the terminal's printing and asking (terminal IPython only)."""
+        self.person_tools = PersonTools(shell, settled=self.imports_settled)
+        """The person's functions offered as tools (`@tool`, `%agent tool add`), given to each workspace built."""
         settings.observe(lambda change: self.reset_workspace(), "directory")
         self.frontend.on_page(self._page_connected)
         CardUndo(self.journal, self._built_notebook, lambda: self.loop).attach(self.frontend)
@@ -191,6 +194,7 @@ class NotebookAgent:
         ws.questions.policy = self.presence.question
         bridge = IPythonBridge(self.shell, lambda: self.notebook_path, journal=self.journal)
         ws.kernel = bridge
+        self.person_tools.attach(ws)
         ws.notebook = NotebookCells(shell=self.shell, frontend=self.frontend, mode=lambda: self.presence.mode,
                                     activity=self.activity, journal=self.journal, runner=bridge.live,
                                     root_of=ws.sessions.root_of)

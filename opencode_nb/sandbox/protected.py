@@ -1,7 +1,8 @@
 """The files that steer agents or make code run later, and how a sandboxed command is kept from changing them.
 
-Which paths: the config files the loader reads (`opencode.yaml|yml|json`), `.opencode/`'s and the instruction
-files (`AGENTS.md`, `CLAUDE.md`) at the project root and at every folder down to the workspace directory;
+Which paths: the config files the loader reads (`opencode.yaml|yml|json`), `.opencode/`'s, the skill folders
+(`.claude/skills`, `.agents/skills`) and the instruction files (`AGENTS.md`, `CLAUDE.md`) at the project root and
+at every folder down to the workspace directory;
 `.git/hooks/`, `.git/config` (a `.git` file, in a worktree) and the folder `core.hooksPath` names; and the
 global config folder as a whole. A change to any of them outlives the command that made it: the next
 workspace reads the config (`sandbox: off`, `"*": allow`), the next `git commit` runs the hook, unconfined.
@@ -47,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config.paths import CONFIG_NAMES, DEFINITION_DIRS, PROJECT_DIR, global_config_dir, levels
+from ..config.skills import PROJECT_SKILL_DIRS
 
 AGENT_CONFIG = "agent_config"
 """Asked, on top of `edit`, before a file tool writes one of the protected paths; only rules naming it count."""
@@ -60,6 +62,12 @@ aliases, `core.pager`)."""
 PROJECT_ENTRIES = (*CONFIG_NAMES, *(d for dirs in DEFINITION_DIRS.values() for d in dirs), "skill", "skills")
 """What the loader reads in a `.opencode` folder (config, agents, commands, skills); plans there are the plan
 agent's to write."""
+SKILL_DIRS = tuple((parent, name) for parent, name in PROJECT_SKILL_DIRS if parent != PROJECT_DIR)
+"""Skill folders outside `.opencode` (`.claude/skills`, `.agents/skills`): skills steer agents as much as
+`.opencode/`'s do. Only these folders are protected, not the rest of `.claude` or `.agents`."""
+_SHARED_FOLDERS = frozenset({PROJECT_DIR, *(parent for parent, _ in SKILL_DIRS)})
+"""Folders that hold protected paths and other things: when a command makes one, only the protected paths in it
+are moved away."""
 QUARANTINE = "quarantine"
 """Folder of the data dir where what a sandboxed command made at a protected path is moved to."""
 SETTLE_S = 2.0
@@ -88,6 +96,7 @@ class Protected:
         for level in levels(directory, root):
             found += [level / name for name in (*CONFIG_NAMES, *INSTRUCTION_NAMES)]
             found += [level / PROJECT_DIR / name for name in PROJECT_ENTRIES]
+            found += [level / parent / name for parent, name in SKILL_DIRS]
         git = root / ".git"
         if git.is_file() and not git.is_symlink():
             found.append(git)  # a worktree: the file says where its repository is
@@ -161,8 +170,8 @@ class Guard:
     areas: dict[Path, Path] = field(default_factory=dict)
     """The writable folder each missing path lies in: what is moved away keeps its place under that name."""
     within: dict[Path, list[Path]] = field(default_factory=dict)
-    """For a missing `.opencode` folder: the protected paths in it. Only those are moved away if it appears,
-    so a plan the plan agent writes meanwhile stays."""
+    """For a missing `.opencode` (or `.claude`, `.agents`) folder: the protected paths in it. Only those are moved
+    away if it appears, so a plan the plan agent writes meanwhile stays."""
 
     @classmethod
     def taken(cls, protected: Iterable[Path], writable: Sequence[Path]) -> Guard:
@@ -185,7 +194,7 @@ class Guard:
                     if step not in missing:
                         missing.append(step)
                         areas[step] = area
-                    if step != path and step.name == PROJECT_DIR:
+                    if step != path and step.name in _SHARED_FOLDERS:
                         within.setdefault(step, []).append(path)
                     break
                 if step.is_symlink():
@@ -230,8 +239,9 @@ class Guard:
 
 
     def _made(self, top: Path) -> list[Path]:
-        """What the command made at or under a missing `top` that must go: all of it, or for a `.opencode`
-        folder that is a real folder now, the protected entries in it (or a link on the way to one)."""
+        """What the command made at or under a missing `top` that must go: all of it, or for a `.opencode` (or
+        `.claude`, `.agents`) folder that is a real folder now, the protected entries in it (or a link on the way
+        to one)."""
         if not os.path.lexists(top) or self._tool_wrote(top):
             return []
         inner = self.within.get(top)

@@ -244,14 +244,15 @@ class SessionLoop:
         model_id = model_for(user, agent, deps.config)
         provider, model = deps.providers.resolve(model_id)
         last_step = agent.steps is not None and step >= agent.steps
-        setup = state.setup.get((agent.name, user.id))
+        key = (agent.name, user.id, deps.tools.version)
+        setup = state.setup.get(key)
         if setup is None:
             ruleset = merge(agent.permission, deps.sessions.get(state.session_id).permission)
             tools_now = self.tools_for(agent, ruleset, user)
             specs = [t.spec_for(agent, deps.agents) for t in tools_now.values()]
             setup = (ruleset, tools_now, self._system(state, agent, model_id, user),
                      reminders(deps.sessions, state, agent), specs)
-            state.setup[(agent.name, user.id)] = setup
+            state.setup[key] = setup
         ruleset, tools, system_blocks, notes, specs = setup
         attempt = 0
         while True:

@@ -20,8 +20,9 @@ class RunState:
     recent_calls: list[str] = field(default_factory=list)
     environment: dict[str, str] = field(default_factory=dict)
     instructions: list[str] | None = None
-    setup: dict[tuple[str, str], tuple[Any, ...]] = field(default_factory=dict)
-    """Per (agent, user message): ruleset, tools, system blocks, reminders and tool specs, which its steps share."""
+    setup: dict[tuple[str, str, int], tuple[Any, ...]] = field(default_factory=dict)
+    """Per (agent, user message, tool registry version): ruleset, tools, system blocks, reminders and tool specs,
+    which its steps share until the registry changes."""
     cost: float = 0.0
     """Spent in this run; added to the session once, when the run ends."""
 

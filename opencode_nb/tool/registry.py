@@ -2,22 +2,55 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFoundError
 from ..provider.request import ToolSpec
 from .base import Tool
 
+if TYPE_CHECKING:
+    from ..config.skills import Skills
+
 
 class ToolRegistry:
     def __init__(self, tools: list[Tool[Any]] | None = None) -> None:
         self._tools: dict[str, Tool[Any]] = {}
+        self.version = 0
+        """Counts changes: a run offers the tools as they were at its step, and sees an MCP server's new list
+        or a person's new function at the next one."""
         for tool in tools or []:
             self.register(tool)
 
     def register(self, tool: Tool[Any]) -> None:
         """Add `tool`, replacing any tool with the same id (a workspace may swap in its own version)."""
         self._tools[tool.id] = tool
+        self.version += 1
+
+    def unregister(self, tool_id: str) -> None:
+        """Remove `tool_id` if present: a tool an MCP server no longer offers."""
+        if self._tools.pop(tool_id, None) is not None:
+            self.version += 1
+
+    def add(self, function: Any, **options: Any) -> Tool[Any]:
+        """Offer a person's function as a tool (see `person.py`), or a `FunctionTool` made already; one of the
+        same name offered before is replaced. `options` go to `FunctionTool.marked` (`name`, `description`,
+        `timeout_s`, `caller`); outside a kernel the function runs in this process (`call_plainly`).
+
+        Raises:
+            ValueError: the name is taken by a tool that is not a person's function (a built-in, an MCP tool).
+            TypeError: a parameter's hint has no JSON form a model could send.
+        """
+        from .person import FunctionTool
+
+        made = function if isinstance(function, FunctionTool) else FunctionTool.marked(function, **options)
+        taken = self._tools.get(made.id)
+        if taken is not None and not isinstance(taken, FunctionTool):
+            kind = "an MCP server's tool" if type(taken).__name__ == "McpTool" else "a built-in tool"
+            raise ValueError(f"`{made.id}` is the name of {kind}; a function may not replace it. Rename the "
+                             f"function, or give the tool another name (name=\"my_{made.id}\")")
+        self._tools[made.id] = made
+        self.version += 1
+        return made
 
     def get(self, tool_id: str) -> Tool[Any]:
         try:
@@ -33,8 +66,12 @@ class ToolRegistry:
         return [self.get(i).spec() for i in ids]
 
 
-def default_registry() -> ToolRegistry:
-    """Every built-in tool; which of them an agent is offered is decided per step from its rules."""
+def default_registry(skills: Skills | None = None) -> ToolRegistry:
+    """Every built-in tool; which of them an agent is offered is decided per step from its rules.
+
+    Args:
+        skills: the workspace's skills, which the `skill` tool loads; without them there is no `skill` tool.
+    """
     from .bash import BashTool
     from .edit import EditTool
     from .glob import GlobTool
@@ -53,7 +90,12 @@ def default_registry() -> ToolRegistry:
     from .webfetch import WebFetchTool
     from .write import WriteTool
 
-    return ToolRegistry([ReadTool(), WriteTool(), EditTool(), ListTool(), GlobTool(), GrepTool(), BashTool(),
-                         WebFetchTool(), TodoWriteTool(), TodoReadTool(), QuestionTool(), TaskTool(),
-                         PlanEnterTool(), PlanExitTool(), PythonTool(), VariablesTool(),
-                         NotebookReadTool(), NotebookEditTool(), NotebookRunTool()])
+    registry = ToolRegistry([ReadTool(), WriteTool(), EditTool(), ListTool(), GlobTool(), GrepTool(), BashTool(),
+                             WebFetchTool(), TodoWriteTool(), TodoReadTool(), QuestionTool(), TaskTool(),
+                             PlanEnterTool(), PlanExitTool(), PythonTool(), VariablesTool(),
+                             NotebookReadTool(), NotebookEditTool(), NotebookRunTool()])
+    if skills is not None:
+        from .skill import SkillTool
+
+        registry.register(SkillTool(skills))
+    return registry

@@ -42,6 +42,14 @@ file, {var} inserts a notebook variable ({{ and }} for literal braces).
 %agent show [ID]         the transcript of a session (default: the current one)
 %agent new               start a new session from the next prompt
 %agent agents            the agents, their modes and models
+%agent skills            the skills agents may load (SKILL.md folders), where each came from, the ones a
+                         nearer skill shadows and the files that cannot be used
+%agent mcp               the MCP servers: starting, ready, failed (and why) or waiting for your approval;
+                         their tools and the rule each call meets
+%agent tool add NAME     offer your function NAME to the agents as a tool (or decorate it: from opencode_nb
+                         import tool; @tool); each call asks first unless a rule names it (query: allow)
+%agent tool remove NAME  stop offering it
+%agent tool list         your functions offered as tools (also %agent tools): parameters and the rule in force
 %agent models            the models known here, the one in use (and what chose it), the default, and what
                          each provider still needs
 %agent permissions       what the agent may do, per permission; the rules behind it (last match wins)
@@ -81,7 +89,7 @@ is present, e.g. under nbclient)."""
 SUBCOMMANDS: dict[str, tuple[int, int]] = {
     "sessions": (0, 1), "resume": (1, 1), "show": (0, 1), "new": (0, 0), "agents": (0, 0), "models": (0, 0),
     "permissions": (0, 0), "stop": (0, 0), "config": (0, 1), "reload": (0, 0), "help": (0, 0), "undo": (0, 1),
-    "plan": (0, 4),
+    "plan": (0, 4), "skills": (0, 0), "mcp": (0, 0), "tool": (1, 2), "tools": (0, 0),
 }
 """Subcommand → (min, max) arguments. A line that does not fit is a prompt: `%agent stop the server`;
 a bare `%agent` is `help`."""
@@ -341,6 +349,22 @@ class AgentMagics(Magics):
         except Exception:  # the failure being raised says more than this cleanup could
             pass
 
+    def tool_command(self, ws: Any, args: list[str]) -> str:
+        """`%agent tool add|remove NAME`, `%agent tool list`, `%agent tools` (see `person_tools.py`)."""
+        tools = self.agent.person_tools
+        action, name = (*args, "")[:2] if args else ("list", "")
+        if action == "list" and not name:
+            from .preflight import agent_for
+
+            chosen = agent_for(ws, self.agent.settings.agent, self.agent.session_id)
+            return tools.describe(list(chosen.permission), chosen.name)
+        if action in ("add", "remove") and name:
+            try:
+                return tools.add(name) if action == "add" else tools.remove(name)
+            except (LookupError, TypeError, ValueError) as exc:
+                raise UsageError(str(exc)) from None
+        raise UsageError("%agent tool add NAME, %agent tool remove NAME or %agent tool list")
+
     def subcommand(self, command: str, args: list[str]) -> dict[str, str]:
         from . import listing
 
@@ -380,6 +404,18 @@ class AgentMagics(Magics):
             return listing.text(f"Started a new session ({session_id}); the next prompt goes to it.")
         if command == "agents":
             return listing.agents(ws)
+        if command == "skills":
+            from .preflight import agent_for
+
+            return listing.skills(ws, agent_for(ws, agent.settings.agent, agent.session_id))
+        if command == "mcp":
+            from ...mcp import describe
+            from .preflight import agent_for
+
+            chosen = agent_for(ws, agent.settings.agent, agent.session_id)
+            return listing.text(describe(ws.mcp.states(), list(chosen.permission), chosen.name))
+        if command in ("tool", "tools"):
+            return listing.text(self.tool_command(ws, args))
         if command == "models":
             from .preflight import agent_for, default_model, model_in_use
 

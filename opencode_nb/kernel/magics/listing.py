@@ -13,6 +13,8 @@ from ... import secrets
 from ...views.markdown import escape
 
 if TYPE_CHECKING:
+    from ...agent import AgentInfo
+    from ...config.skills import Skill
     from ...workspace import Workspace
     from .preflight import ModelChoice
 
@@ -186,7 +188,10 @@ def config(ws: Workspace, settings: list[tuple[str, Any, str]], notices: Sequenc
         "default_agent": (ws.agents.default.name, "the first primary agent, build unless disabled"),
         "permission": (None, "each agent's built-in rules; %agent permissions lists them"),
     }
-    entries = [(entry.path, mask(entry.value, entry.path[-1]), entry.source)
+    from ...mcp import masked
+
+    entries = [(entry.path, mask(entry.value, entry.path[-1]) if (shown := masked(entry.path, entry.value)) is None
+                else shown, entry.source)
                for entry in explain(ws.loaded, fallbacks=fallbacks)]
     lines = [f"# {n}" for n in notices]
     lines.append(f"# effective configuration of {ws.directory} (secrets masked; # where each value came from)")
@@ -240,3 +245,31 @@ def mask(value: Any, key: str = "") -> Any:
         return "•••• (set)" if value else ""
     return value
 
+
+def skills(ws: Workspace, agent: AgentInfo) -> dict[str, str]:
+    """`%agent skills`: each skill in force, where it came from and what `agent`'s rules say about loading it;
+    then the skills a nearer one shadows, and the `SKILL.md` files that cannot be used and why."""
+    from ...permission.rules import evaluate
+    from ...views.shorten import shorten
+
+    found = ws.skills.current()
+
+    def where(skill: Skill) -> str:
+        return ws.skills.where(skill, ws.root)
+
+    rows = [[s.name, shorten(s.description, 100), where(s), evaluate("skill", s.name, agent.permission).action]
+            for s in found.skills]
+    notes = [f"shadowed: {where(s.skill)} (by {where(s.by)})" for s in found.shadowed]
+    notes += [f"not loaded: {problem}" for problem in found.problems]
+    if not rows:
+        out = text(f"No skills here. A skill is a folder holding a SKILL.md (frontmatter name and description, then "
+                   f"the instructions): .opencode/skills/NAME/, .claude/skills/NAME/ or .agents/skills/NAME/ in the "
+                   f"project, or skills/NAME/ in {ws.loaded.global_dir}.")
+    else:
+        out = table(["skill", "description", "from", f"@{agent.name}"], rows,
+                    caption="Skills, which agents load with the skill tool when a task calls for them (the last "
+                            "column: what the rules say)")
+    if not notes:
+        return out
+    return {"text/html": out["text/html"] + "".join(f"<p>{escape(n)}</p>" for n in notes),
+            "text/plain": "\n".join([out["text/plain"], "", *notes])}

@@ -1,0 +1,125 @@
+"""How a local MCP server's process is started: inside the OS sandbox that shell commands run in.
+
+The server is a command like any other (`sandbox/policy.py`): it may write the project, the tool-output
+folder and `$TMPDIR/opencode_nb`, the files that steer agents stay read-only, the kernel is out of sight, and it
+has no network unless the `network` rules could allow a host; then it gets the proxy that decides host by host
+for as long as it runs. Its environment is the kernel's without secrets (`tool_env`) plus the entry's own
+`environment`, which is how a person hands a server the one token it needs.
+
+The SDK's `stdio_client` spawns the process and speaks the protocol; it cannot pass a descriptor to the
+child, and `bwrap --seccomp FD` reads its filter from one, so a two-line `sh` opens the filter (a file only we
+can read, removed once the server is up) on descriptor 3 and execs bubblewrap.
+
+The server's stderr goes to `<data_dir>/mcp/<name>.log` (each start begins it afresh), whose last lines say
+why a server failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from pathlib import Path
+
+from mcp import StdioServerParameters, stdio_client
+from mcp.client._transport import TransportStreams
+
+from ..errors import PolicyRefusedError
+from ..permission.events import Ask
+from ..permission.rules import Rule
+from ..sandbox import hosts
+from ..sandbox.linux import arch
+from ..sandbox.policy import Launch, ShellSandbox
+from ..sandbox.proxy import HostProxy
+from ..sandbox.seccomp import program
+from ..tool.shell.process import tool_env
+from .entries import ServerEntry
+
+FILTER_FD = 3
+OPEN_FILTER = 'exec 3<"$1" && shift && exec "$@"'
+
+CallerAsk = Callable[[], Ask | None]
+"""The `ask` of the tool call the server is serving now, if any: a host its rules say to ask about is put to
+the person through that call; with no call running, nobody is asked and the host is refused."""
+
+
+def log_path(data_dir: Path, name: str) -> Path:
+    return data_dir / "mcp" / f"{name}.log"
+
+
+@contextlib.asynccontextmanager
+async def local_streams(entry: ServerEntry, *, sandbox: ShellSandbox, cwd: Path, data_dir: Path,
+                        network_rules: Callable[[], list[Rule]], caller_ask: CallerAsk,
+                        on_launch: Callable[[Launch], None]) -> AsyncIterator[TransportStreams]:
+    """The server's message streams, for as long as the block runs; the process is ended on the way out.
+
+    Raises:
+        ToolError: `sandbox: required` and there is no sandbox here.
+        OSError: the program could not be started.
+    """
+    command = list(entry.config.command or [])
+    launch = await sandbox.launch(f"mcp:{entry.name}", tell=False)
+    on_launch(launch)
+    env = {**tool_env(), **entry.config.environment}
+    log = log_path(data_dir, entry.name)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    async with contextlib.AsyncExitStack() as stack:
+        errlog = stack.enter_context(log.open("w", encoding="utf-8"))  # this run's: what a failure quotes
+        argv = command
+        confined = launch.confinement
+        if confined is not None:
+            line = " ".join(command)
+            rules = hosts.for_command(line, network_rules())
+            socket = None
+            if hosts.opens(rules) and confined.backend.kind == "bwrap" and arch() is not None:
+                proxy = HostProxy(hosts.HostGate(line, network_rules, _asking(caller_ask)))
+                socket = await stack.enter_async_context(proxy.serving())
+            elif hosts.opens(rules) and hosts.allows_every_host(rules):
+                confined = replace(confined, network=True)  # sandbox-exec: no proxy, the network whole or none
+            filter_file = None
+            if not confined.network and confined.backend.kind == "bwrap" and arch() is not None:
+                filter_file = _filter_file()
+                stack.callback(filter_file.unlink, missing_ok=True)
+            argv = confined.wrap(command, cwd=cwd, seccomp_fd=FILTER_FD if filter_file else None,
+                                 guard=confined.guard(), proxy_socket=socket)
+            if filter_file is not None:
+                argv = ["/bin/sh", "-c", OPEN_FILTER, "mcp-server", str(filter_file), *argv]
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
+        streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        yield streams
+
+
+def _filter_file() -> Path:
+    """The seccomp program in a file only this user can read, for the `sh` that opens it on descriptor 3."""
+    machine = arch()
+    assert machine is not None  # checked by the caller
+    fd, name = tempfile.mkstemp(prefix="opencode-nb-mcp-filter-")
+    with os.fdopen(fd, "wb") as out:
+        out.write(program(machine, all_sockets=False))
+    return Path(name)
+
+
+def _asking(caller_ask: CallerAsk) -> Ask:
+    async def ask(permission: str, patterns: list[str], always: list[str] | None = None,
+                  metadata: dict[str, object] | None = None, *, always_ask: bool = False) -> None:
+        current = caller_ask()
+        if current is None:
+            raise PolicyRefusedError("no tool call of this server was running to ask the person through")
+        await current(permission, patterns, always, metadata, always_ask=always_ask)
+
+    return ask
+
+
+def tail(path: Path, lines: int = 5) -> str:
+    """The last lines the server wrote to stderr, for a failure's message."""
+    try:
+        with path.open("rb") as source:
+            source.seek(0, os.SEEK_END)
+            size = source.tell()
+            source.seek(max(0, size - 4096))
+            text = source.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.strip().splitlines()[-lines:])

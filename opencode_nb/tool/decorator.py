@@ -1,0 +1,73 @@
+"""`@tool`: marks a function of the notebook as a tool for the agents of its kernel.
+
+The decorator only checks and marks; a kernel with the extension loaded finds marked functions in the
+person's namespace after each cell and offers them (`kernel/person_tools.py`), and `FunctionTool`
+(`person.py`) is what the agents call. Checking here means a name taken by a built-in tool, or a parameter
+no model could fill, is an error in the very cell that defines the function.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from functools import cache
+from typing import Any, TypeVar, overload
+
+from .person import MARK, ToolOptions, arguments_of, tool_name
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@overload
+def tool(function: F, /) -> F: ...
+@overload
+def tool(*, name: str | None = None, description: str | None = None,
+         timeout: float | None = None) -> Callable[[F], F]: ...
+
+
+def tool(function: Any = None, /, *, name: str | None = None, description: str | None = None,
+         timeout: float | None = None) -> Any:
+    """Make a function of the notebook a tool for the agents of this kernel (see `person.py` for what they see).
+
+    Use it bare (`@tool`) or with options (`@tool(name="sales", description="...", timeout=120)`). The function
+    is returned unchanged, only marked; running the cell again with a changed function updates the tool, and
+    deleting the function (`del query`) takes the tool away.
+
+    Args:
+        name: the tool's name, instead of the function's.
+        description: what the model reads, instead of the docstring's first paragraph.
+        timeout: seconds a call may run before it is stopped (default 60).
+
+    Raises:
+        TypeError: not a function, or a parameter's type hint has no JSON form a model could send.
+        ValueError: the name is a built-in tool's name.
+    """
+    options = ToolOptions(name, description, timeout)
+
+    def mark(target: Any) -> Any:
+        if not isinstance(target, types.FunctionType):
+            raise TypeError(f"@tool takes a function defined with def or async def, not {type(target).__name__}")
+        tool_id = tool_name(options.name or target.__name__)
+        clash_with_builtin(tool_id)
+        arguments_of(target, tool_id)  # a parameter no model could fill is said now, not at the first call
+        setattr(target, MARK, options)
+        return target
+
+    if function is not None:
+        return mark(function)
+    return mark
+
+
+@cache
+def builtin_ids() -> frozenset[str]:
+    """The names of the tools we ship, which a person's function may not take."""
+    from .registry import default_registry
+
+    return frozenset([*default_registry().ids(), "skill"])
+
+
+def clash_with_builtin(tool_id: str) -> None:
+    """Raises ValueError naming the built-in tool `tool_id` would replace."""
+    if tool_id in builtin_ids():
+        raise ValueError(f"`{tool_id}` is the name of a built-in tool; a function may not replace it. Rename the "
+                         f"function, or give the tool another name: @tool(name=\"my_{tool_id}\")")
