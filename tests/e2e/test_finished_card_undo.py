@@ -55,7 +55,13 @@ def test_the_finished_card_undoes_its_run_and_the_saved_notebook_shows_only_the_
     bar.locator(".ocnb-undo-button").wait_for(timeout=15_000)
     assert " ".join(bar.inner_text().split()) == "↶ Undo this run takes back 1 cell inserted, 1 binding (df2)"
 
-    # A reload while the kernel lives keeps the Undo: the page asks the kernel about the card's run again.
+    # A reload while the kernel lives keeps the Undo: the page asks the kernel about the card's run again. The
+    # extension saves what the agent changed by itself; reload once that save is on disk.
+    deadline = time.monotonic() + 15
+    while not any(RUN_MIME in output.get("data", {}) for cell in lab.saved_cells("undo.ipynb")
+                  for output in cell.get("outputs", [])):
+        assert time.monotonic() < deadline, "the finished run's card was never saved"
+        time.sleep(0.1)
     lab.reload()
     nb = lab.notebook
     bar = lab.cell(1).locator(".ocnb-undo")
