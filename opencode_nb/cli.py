@@ -42,6 +42,18 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("skills", help="list the skills agents may load, where each came from and which are shadowed")
     sessions = sub.add_parser("sessions", help="list the sessions of the project directory")
     sessions.add_argument("--limit", type=int, default=20)
+    undo = sub.add_parser("undo", help="take back a session's latest turn: its file changes and its history")
+    undo.add_argument("session", nargs="?", help="the session id (default: the latest session of the directory)")
+    undo.add_argument("--to", metavar="N|MESSAGE", help="take back turn N (or the turn of MESSAGE) and every later one")
+    undo.add_argument("--yes", action="store_true", help="write over files changed since the agent without asking")
+    redo = sub.add_parser("redo", help="put back what the session's last undo took")
+    redo.add_argument("session", nargs="?", help="the session id (default: the latest session of the directory)")
+    redo.add_argument("--yes", action="store_true", help="write over files changed since the undo without asking")
+    checkpoints = sub.add_parser("checkpoints", help="list a session's turns and the files each changed")
+    checkpoints.add_argument("session", nargs="?", help="the session id (default: the latest session)")
+    diff = sub.add_parser("diff", help="print the file diff of a session's turn")
+    diff.add_argument("session", nargs="?", help="the session id (default: the latest session)")
+    diff.add_argument("n", nargs="?", type=int, help="the turn's number (default: the latest turn)")
     show = sub.add_parser("show", help="print the transcript of a session")
     show.add_argument("session", help="the session id (opencode-nb sessions lists them)")
     show.add_argument("--html", metavar="FILE", help="also write the transcript as an HTML page to FILE")
@@ -84,6 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(format_skills(ws))
             elif args.command == "sessions":
                 print(format_sessions(ws, limit=args.limit))
+            elif args.command in ("undo", "redo", "checkpoints", "diff"):
+                return checkpoint_command(ws, args)
             elif args.command == "show":
                 from .views.transcript import transcript_bundle
 
@@ -122,6 +136,60 @@ def config_command(directory: Path, action: str) -> int:
         else:
             print(held.message())
     return 0
+
+
+def checkpoint_command(ws: Workspace, args: argparse.Namespace) -> int:
+    """`undo`, `redo`, `checkpoints` and `diff` on a session (the directory's latest one by default).
+
+    A file changed since the agent is asked about at a terminal (its diff shown); piped, it is kept unless
+    `--yes` says to write over it.
+    """
+    import asyncio
+
+    from .checkpoint import Conflict, format_turns
+
+    session_id = _session_arg(ws, args.session)
+    if args.command == "checkpoints":
+        print(format_turns(ws.checkpoints.turns(session_id), available=ws.checkpoints.available,
+                           why_not=ws.checkpoints.why_not))
+        return 0
+    if args.command == "diff":
+        try:
+            text = ws.checkpoints.diff(session_id, args.n)
+        except ValueError as exc:
+            print(f"opencode-nb diff: {exc}", file=sys.stderr)
+            return 2
+        print(text or "no file changes in that turn", end="" if text else "\n")
+        return 0
+
+    async def confirm(conflict: Conflict) -> bool:
+        if args.yes:
+            return True
+        if not sys.stdin.isatty():
+            return False
+        print(f"{conflict.path}: {conflict.reason}\n{conflict.diff}", file=sys.stderr)
+        return input(f"Write over {conflict.path}? [y/N] ").strip().lower() in ("y", "yes")
+
+    try:
+        if args.command == "undo":
+            to: str | int | None = int(args.to) if args.to and args.to.isdigit() else args.to
+            report = asyncio.run(ws.undo(session_id, to=to, confirm=confirm))
+        else:
+            report = asyncio.run(ws.redo(session_id, confirm=confirm))
+    except ValueError as exc:
+        print(f"opencode-nb {args.command}: {exc}", file=sys.stderr)
+        return 2
+    print(report.text())
+    return 1 if report.kept else 0
+
+
+def _session_arg(ws: Workspace, given: str | None) -> str:
+    if given:
+        return ws.sessions.get(given).id
+    sessions = ws.sessions.list(str(ws.directory))
+    if not sessions:
+        raise OpencodeNbError(f"no sessions yet in {ws.directory}")
+    return sessions[0].id
 
 
 def format_agents(ws: Workspace, *, include_hidden: bool = False, rules: bool = False) -> str:

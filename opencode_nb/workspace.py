@@ -26,12 +26,15 @@ from typing import Any, Literal
 from . import secrets
 from .agent import AgentRegistry
 from .bus import Bus
+from .checkpoint import Checkpoints, Confirm, UndoReport
+from .checkpoint import redo as redo_turns
+from .checkpoint import undo as undo_turns
 from .command import CommandRunner
 from .config import ConfigWarning, LoadedConfig
 from .config.guard import Held, settle_config
 from .config.loosen import Effective
 from .config.skills import Skills
-from .errors import NotFoundError
+from .errors import NotFoundError, OpencodeNbError
 from .mcp import McpServers, secret_values
 from .permission import PermissionAsked, PermissionReplied, PermissionRequest, PermissionService, Reply
 from .permission.unattended import decide, policy_from_env
@@ -149,10 +152,13 @@ class Workspace:
                               data_dir=self.data_dir, network_rules=lambda: caller_network_rules(
                                   self.agents.default.permission, (), self.agents.default.name))
         """The configured MCP servers, started at the first prompt; their tools join `tools` (see `mcp/`)."""
+        self.checkpoints = Checkpoints(self.sessions, self.root, self.data_dir, self.config.checkpoints)
+        """The project's files recorded around each turn (`checkpoint/`): `.turns(session_id)`, `.diff(session_id,
+        n)`, `.available`, `.why_not`; what `undo` and `redo` restore files from."""
         self.deps = LoopDeps(
             sessions=self.sessions, agents=self.agents, providers=self.providers, tools=self.tools,
             permissions=self.permissions, questions=self.questions, bus=self.bus, loaded=self.loaded,
-            data_dir=self.data_dir, sandbox=self.sandbox,
+            data_dir=self.data_dir, sandbox=self.sandbox, checkpoints=self.checkpoints,
         )
         self.loop = SessionLoop(self.deps)
         self.commands = CommandRunner(self.deps, self.loop)
@@ -178,6 +184,7 @@ class Workspace:
             The answer: `.text`, `.parts`, `.message`, `.tokens` and `.cost` of the run, `.error` if it ended
             badly, and `.unattended`, the asks the unattended policy decided.
         """
+        self.checkpoints.warm()
         with self.config_guard.running(session_id), _UnattendedLog(self, session_id) as decisions:
             if self.mcp:
                 await self.mcp.prepare(session_id, agent or self.agents.default.name)
@@ -193,6 +200,35 @@ class Workspace:
             if self.mcp:
                 await self.mcp.prepare(session_id, agent or self.agents.default.name)
             return await self.commands.run(session_id, name, arguments, agent=agent, model=model)
+
+    async def undo(self, session_id: str, *, to: str | int | None = None,
+                   confirm: Confirm | None = None) -> UndoReport:
+        """Take back the session's latest turn (or turn `to`, a 1-based index or message id, and every later one).
+
+        The files the turns changed go back to their state before the earliest of them; the turns leave the
+        history the model sees (kept aside for `redo`; a new prompt deletes them). A file the person changed
+        after the agent is a conflict: `confirm` decides, and without it the file is kept and reported.
+
+        Raises:
+            OpencodeNbError: the session is running (stop it first).
+            ValueError: `to` names no standing turn.
+        """
+        self._not_running(session_id, "undo")
+        return await undo_turns(self.checkpoints, session_id, to=to, confirm=confirm)
+
+    async def redo(self, session_id: str, *, confirm: Confirm | None = None) -> UndoReport:
+        """Put back what the session's last undo took: files as its turns left them, history shown again.
+
+        Raises:
+            OpencodeNbError: the session is running.
+        """
+        self._not_running(session_id, "redo")
+        return await redo_turns(self.checkpoints, session_id, confirm=confirm)
+
+    def _not_running(self, session_id: str, action: str) -> None:
+        self.sessions.get(session_id)  # NotFoundError for an unknown id
+        if self.loop.busy(session_id):
+            raise OpencodeNbError(f"session {session_id} is running: stop it before {action}")
 
     def accept_config(self) -> None:
         """Confirm the held configuration change (`config_held`): workspaces built after this apply it.
@@ -251,7 +287,8 @@ class Workspace:
     def warnings(self) -> list[str]:
         held = [self.config_held.message()] if self.config_held is not None and not self.config_held.kept else []
         skills = [str(problem) for problem in self.skills.current().problems]
-        return [*self.loaded.warnings, *self.agents.warnings, *skills, *held]
+        off = [self.checkpoints.why_not] if self.checkpoints.why_not and self.config.checkpoints.enabled else []
+        return [*self.loaded.warnings, *self.agents.warnings, *skills, *held, *off]
 
     @property
     def store_path(self) -> Path:

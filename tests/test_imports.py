@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"provider"},
     {"tool", "mcp"},
     {"session"},
-    {"command"},
+    {"command", "checkpoint"},
     {"workspace"},
     {"views"},
     {"demo"},

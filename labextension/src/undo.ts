@@ -5,7 +5,8 @@
  * kernel says about the turn (`undo_state`, see ../PROTOCOL.md). A kernel that does not know the turn (a
  * restarted one, another one, none at all) leaves the bar empty, so a saved notebook reopened later shows
  * the transcript alone: no widget to lose its model, no button that cannot work. Readers without this
- * extension (nbviewer, GitHub) show the HTML.
+ * extension (nbviewer, GitHub) show the HTML. After an undo the bar offers Redo while the kernel can still
+ * put back what that undo took (`redoable`).
  */
 
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
@@ -25,6 +26,8 @@ export interface TurnState {
   summary?: string;
   /** What the undo did, when undone; why it cannot be, when forgotten. */
   report?: string;
+  /** When undone: the kernel can still put back what the undo took. */
+  redoable?: boolean;
 }
 
 /** The page's way to the kernel, per notebook (NotebookLink). */
@@ -44,6 +47,9 @@ export function turnState(value: unknown): TurnState | null {
   }
   if (typeof value.report === 'string') {
     state.report = value.report;
+  }
+  if (value.redoable !== undefined && value.redoable !== null && value.redoable !== false) {
+    state.redoable = true;
   }
   return state;
 }
@@ -98,16 +104,25 @@ export class RunCard extends Panel implements IRenderMime.IRenderer {
       const button = document.createElement('button');
       button.className = 'ocnb-undo-button jp-Button jp-mod-styled';
       button.textContent = '↶ Undo this run';
-      button.title = 'Take back what this run did to the notebook and the namespace';
-      button.onclick = () => void this.undo(button);
+      button.title = 'Take back what this run did to the files, the notebook and the namespace';
+      button.onclick = () => void this.act('undo', button);
       node.append(button, this.note(`takes back ${state.summary ?? 'its changes'}`));
     } else if (state.state === 'undone') {
-      // The report says what was undone in its own words ("Undone in the notebook: …").
+      // The report says what was undone in its own words ("Took back turn 2: restored a.py …").
       node.append(this.note(`↶ ${state.report ?? 'Undone.'}`, 'ocnb-undone'));
+      if (state.redoable === true) {
+        const button = document.createElement('button');
+        button.className = 'ocnb-redo-button jp-Button jp-mod-styled';
+        button.style.marginLeft = '8px';
+        button.textContent = '↷ Redo';
+        button.title = 'Put back what the undo took';
+        button.onclick = () => void this.act('redo', button);
+        node.append(button);
+      }
     } else {
       node.append(this.note(state.report ?? 'This run can no longer be undone.'));
     }
-    if (error !== undefined && state.state === 'undoable') {
+    if (error !== undefined && (state.state === 'undoable' || state.state === 'undone')) {
       node.append(this.note(error, 'ocnb-undo-error'));
     }
     this.bar.show();
@@ -126,19 +141,20 @@ export class RunCard extends Panel implements IRenderMime.IRenderer {
     return span;
   }
 
-  private async undo(button: HTMLButtonElement): Promise<void> {
+  private async act(action: 'undo' | 'redo', button: HTMLButtonElement): Promise<void> {
     const turn = this._turn;
     if (turn === null || this.busy) {
       return;
     }
     this.busy = true;
     button.disabled = true;
-    button.textContent = 'Undoing…';
+    button.textContent = action === 'undo' ? 'Undoing…' : 'Redoing…';
+    const stays = action === 'undo' ? 'undoable' : 'undone';
     let reply: Record<string, unknown>;
     try {
-      reply = await this.turns.ask('undo', { turn });
+      reply = await this.turns.ask(action, { turn });
     } catch (error) {
-      reply = { ok: false, state: 'undoable', error: error instanceof Error ? error.message : String(error) };
+      reply = { ok: false, state: stays, error: error instanceof Error ? error.message : String(error) };
     }
     this.busy = false;
     if (this.isDisposed) {
@@ -148,10 +164,10 @@ export class RunCard extends Panel implements IRenderMime.IRenderer {
     if (reply.ok === true) {
       this.present(state);
     } else {
-      const why = typeof reply.error === 'string' ? reply.error : 'The kernel could not undo this run.';
-      // Refused while still undoable (a later run comes first): the button stays, with the reason under it.
+      const why = typeof reply.error === 'string' ? reply.error : `The kernel could not ${action} this run.`;
+      // Refused while the button still applies (a later run comes first): it stays, with the reason under it.
       // Otherwise (already undone, too old, an unknown turn) the reason is all there is to say.
-      this.present(state.state === 'undoable' ? state : { state: 'forgotten', report: why }, why);
+      this.present(state.state === stays ? state : { state: 'forgotten', report: why }, why);
     }
   }
 

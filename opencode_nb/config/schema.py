@@ -127,6 +127,17 @@ class SecretsConfig(Section):
     """More variables to treat so: names or `*` patterns, e.g. `secrets: {env: [DATABASE_URL, AWS_*]}`."""
 
 
+class CheckpointsConfig(Section):
+    """The project's file state recorded around each turn, so `undo` can take a turn's file changes back."""
+
+    enabled: bool = True
+    """Off: nothing is recorded and undo takes back the history (and cells) but no files."""
+    max_file_mb: float = Field(20, gt=0, le=4096)
+    """Files bigger than this many megabytes are not recorded (listed as skipped) and never restored."""
+    keep_turns: int = Field(100, ge=1)
+    """How many turns of the project keep their checkpoints; the oldest are pruned first."""
+
+
 class McpConfig(Section):
     """One MCP server, in OpenCode's shape: `{type: local, command: [...], environment: {...}}` runs a program
     (inside the OS sandbox, like a shell command); `{type: remote, url, headers: {...}}` connects over streamable
@@ -189,10 +200,18 @@ class Config(Section):
     """Environment variables kept from tools and redacted everywhere, beyond the ones whose names say so."""
     mcp: dict[str, McpConfig] = Field(default_factory=dict)
     """MCP servers whose tools agents may use, named `<server>_<tool>`; see `McpConfig`."""
+    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
+    """Recording of file checkpoints for undo: `checkpoints: {enabled: true, max_file_mb: 20, keep_turns: 100}`."""
     sandbox: SandboxMode = "auto"
     """The OS sandbox for shell commands and spawned workers: `auto` confines them where this machine can
     (bubblewrap on Linux, sandbox-exec on macOS) and says once per session where it cannot; `required`
     refuses to run them unconfined; `off` never confines them."""
+
+    @field_validator("checkpoints", mode="before")
+    @classmethod
+    def _checkpoints_switch(cls, value: Any) -> Any:
+        """`checkpoints: false` (or `true`) is the switch alone."""
+        return {"enabled": value} if isinstance(value, bool) else value
 
     @field_validator("sandbox", mode="before")
     @classmethod

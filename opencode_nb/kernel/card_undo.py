@@ -9,6 +9,12 @@ back (`undo_state`); only a kernel whose journal holds the turn offers anything,
 another kernel (or before a restart) shows the transcript alone, as every reader without the extension
 does. A reloaded page asks again, so the Undo lasts as long as the kernel does.
 
+The Undo takes back the turn's files too (and every later turn of its session, as `%agent undo --to`
+does), and the session's history with them. After an undo the card offers Redo (`redoable` in the state)
+while that undo is the latest one and no new prompt of the session built on it. A file or a name the
+person changed since is kept: the card has no place to ask, so the report names it and `%agent undo` in a
+cell asks instead.
+
 Requests arrive on the comm's thread. The journal and the notebook belong to the kernel's loop, so the
 work is handed to it (`handoff.run_on`) and the reply sent from there.
 """
@@ -23,8 +29,10 @@ from typing import TYPE_CHECKING, Any
 from ..handoff import run_on
 from .notebook.journal import KEEP_TURNS, Journal, Turn
 from .notebook.undo import conflicts, takes_back
+from .rewind import Rewind, later_in_session
 
 if TYPE_CHECKING:
+    from ..workspace import Workspace
     from .notebook.cells import NotebookCells
     from .notebook.frontend import Frontend
 
@@ -45,34 +53,47 @@ class CardUndo:
     """Answers the page about turns (`undo_state`) and undoes the one a card names (`undo`)."""
 
     def __init__(self, journal: Journal, notebook: Callable[[], NotebookCells | None],
-                 loop: Callable[[], asyncio.AbstractEventLoop | None]) -> None:
+                 loop: Callable[[], asyncio.AbstractEventLoop | None],
+                 workspace: Callable[[], Workspace | None] = lambda: None) -> None:
         """
         Args:
             notebook: the notebook's cells once the workspace is built, else None (no run yet: no turn either).
             loop: the kernel's loop, known once a prompt ran (before that no turn exists).
+            workspace: the workspace once built, for the turn's files and history.
         """
         self.journal = journal
         self.notebook = notebook
         self.loop = loop
+        self.workspace = workspace
         self._tasks: set[asyncio.Task[None]] = set()
 
     def attach(self, frontend: Frontend) -> None:
         frontend.answer("undo_state", self._state_asked)
         frontend.answer("undo", self._undo_asked)
+        frontend.answer("redo", self._redo_asked)
 
     # ------------------------------------------------------------------------------------------ answers
 
-    def state(self, turn_id: str) -> dict[str, str]:
+    def state(self, turn_id: str) -> dict[str, Any]:
         """What the turn's card should offer: `undoable` (with `summary`), `undone` (with `report`), `forgotten`,
         or `unknown` (not a turn of this kernel, or nothing of it is left to undo)."""
         turn = self.journal.find(turn_id)
         notebook = self.notebook()
         if turn is not None and notebook is not None:
             summary = takes_back(turn, notebook.runner)
-            return {"state": "undoable", "summary": summary} if summary else {"state": "unknown"}
+            if not summary:
+                return {"state": "unknown"}
+            later = len(later_in_session(self.journal, turn))
+            if later:
+                summary += f", and the {later} later run{'s' * (later != 1)} of its session"
+            return {"state": "undoable", "summary": summary}
         undone = self.journal.undone.get(turn_id)
         if undone is not None:
-            return {"state": "undone", "report": undone.report or "Undone."}
+            state: dict[str, Any] = {"state": "undone", "report": undone.report or "Undone."}
+            latest = self.journal.redoable[-1] if self.journal.redoable else None
+            if latest is not None and any(t is undone for t in latest.turns):
+                state["redoable"] = True
+            return state
         if turn_id in self.journal.forgotten:
             return {"state": "forgotten", "report": f"Too old to undo: the latest {KEEP_TURNS} runs that changed "
                                                     "something can be undone."}
@@ -91,8 +112,25 @@ class CardUndo:
         blocked = conflicts(turn, self.journal.later(turn), notebook.runner)
         if blocked is not None:
             return {"ok": False, "error": blocked, **self.state(turn_id)}
-        report = await notebook.take_back(turn)
-        return {"ok": True, "state": "undone", "report": report}
+        ws = self.workspace()
+        if ws is None:
+            report = await notebook.take_back(turn)
+        else:
+            report = await Rewind(self.journal, ws, notebook).undo(turn.session_id, turn=turn)
+        return {"ok": True, **self.state(turn_id), "report": report}
+
+    async def redo(self, turn_id: str) -> dict[str, Any]:
+        """Put back what the undo of this turn took, if that undo is still the latest one."""
+        turn = self.journal.undone.get(turn_id)
+        notebook, ws = self.notebook(), self.workspace()
+        if turn is None or notebook is None or ws is None:
+            return {"ok": False, "error": "This run is not undone here, so there is nothing to redo.",
+                    **self.state(turn_id)}
+        if self.state(turn_id).get("redoable") is None:
+            return {"ok": False, "error": "Only the latest undo can be redone, and only until the next prompt of "
+                                          "its session: this one cannot be redone any more.", **self.state(turn_id)}
+        report = await Rewind(self.journal, ws, notebook).redo(turn=turn)
+        return {"ok": True, **self.state(turn_id), "report": report}
 
     # ------------------------------------------------------------------------------------------ the comm
 
@@ -101,23 +139,29 @@ class CardUndo:
         run_on(self.loop(), lambda: reply({"states": {t: self.state(t) for t in turns}}))
 
     def _undo_asked(self, request: dict[str, Any], reply: Reply) -> None:
+        self._start(request, reply, "undo")
+
+    def _redo_asked(self, request: dict[str, Any], reply: Reply) -> None:
+        self._start(request, reply, "redo")
+
+    def _start(self, request: dict[str, Any], reply: Reply, action: str) -> None:
         turn_id = request.get("turn")
         loop = self.loop()
         if not isinstance(turn_id, str) or loop is None or loop.is_closed():
-            reply({"ok": False, "error": "This kernel has no record of that run, so it cannot undo it."})
+            reply({"ok": False, "error": f"This kernel has no record of that run, so it cannot {action} it."})
             return
 
         def start() -> None:
-            task = asyncio.ensure_future(self._undo_and_reply(turn_id, reply))
+            task = asyncio.ensure_future(self._do_and_reply(turn_id, reply, action))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
         run_on(loop, start)
 
-    async def _undo_and_reply(self, turn_id: str, reply: Reply) -> None:
+    async def _do_and_reply(self, turn_id: str, reply: Reply, action: str) -> None:
         try:
-            result = await self.undo(turn_id)
+            result = await (self.undo(turn_id) if action == "undo" else self.redo(turn_id))
         except Exception as exc:
-            log.exception("undoing a run from its card failed")
-            result = {"ok": False, "error": f"The undo failed: {exc}"}
+            log.exception("%s of a run from its card failed", action)
+            result = {"ok": False, "error": f"The {action} failed: {exc}"}
         reply(result)

@@ -49,9 +49,11 @@ from .notebook.frontend import Frontend, FrontendError
 from .notebook.journal import TURN, Journal
 from .person_tools import PersonTools
 from .presence import Presence
+from .rewind import Rewind, link
 from .stopped import AgentStopped
 
 if TYPE_CHECKING:
+    from ..checkpoint.records import Confirm
     from ..session.models import AssistantMessage, Part
     from ..views import SessionView, ViewHub
     from ..workspace import Workspace
@@ -121,7 +123,7 @@ class NotebookAgent:
         """The person's functions offered as tools (`@tool`, `%agent tool add`), given to each workspace built."""
         settings.observe(lambda change: self.reset_workspace(), "directory")
         self.frontend.on_page(self._page_connected)
-        CardUndo(self.journal, self._built_notebook, lambda: self.loop).attach(self.frontend)
+        CardUndo(self.journal, self._built_notebook, lambda: self.loop, self._built).attach(self.frontend)
 
     # ------------------------------------------------------------------------------------------ workspace
 
@@ -139,10 +141,15 @@ class NotebookAgent:
 
     def _built_notebook(self) -> NotebookCells | None:
         """The notebook's cells if the workspace is built; never waits for it."""
+        ws = self._built()
+        return None if ws is None else ws.notebook  # type: ignore[return-value]
+
+    def _built(self) -> Workspace | None:
+        """The workspace if it is built; never waits for it."""
         future = self._workspace
         if future is None or not future.done() or future.exception() is not None:
             return None
-        return future.result().notebook  # type: ignore[return-value]
+        return future.result()
 
     @property
     def directory(self) -> Path:
@@ -429,7 +436,10 @@ class NotebookAgent:
                 if view is not None:
                     view.floor = floor
                     view.start()
-                result = await self._send(ws, run.session_id, text, agent=agent, model=model, parts=parts)
+                try:
+                    result = await self._send(ws, run.session_id, text, agent=agent, model=model, parts=parts)
+                finally:
+                    link(ws, turn, self.journal, floor)  # the turn's files, for its card and %agent undo
                 status = status_of(result, stop_requested=run.stop_requested)
         except asyncio.CancelledError:
             status = "stopped"
@@ -484,14 +494,37 @@ class NotebookAgent:
 
     # ------------------------------------------------------------------------------------------ undo
 
-    async def undo(self, run_id: str | None = None) -> dict[str, str]:
-        """`%agent undo [RUN]`: the latest turn's cells and bindings, or one live run's bindings."""
+    async def undo(self, run_id: str | None = None, *, to: str | None = None) -> dict[str, str]:
+        """`%agent undo [--to N|MESSAGE] [RUN]`: the latest turn's (or turns from `to` on) files, cells and
+        bindings in one step, or one live run's bindings."""
         from .magics import listing
 
         ws = await self.aworkspace()
-        if ws.notebook is None:
-            return listing.text("Nothing to undo: the agents have no kernel here.")
-        return listing.text(await ws.notebook.undo(run_id))  # type: ignore[attr-defined]
+        notebook = ws.notebook
+        if run_id is not None:
+            if notebook is None:
+                return listing.text("Nothing to undo: the agents have no kernel here.")
+            return listing.text(await notebook.undo(run_id))  # type: ignore[attr-defined]
+        rewind = Rewind(self.journal, ws, notebook)  # type: ignore[arg-type]
+        try:
+            return listing.text(await rewind.undo(self.session_id, to=to, confirm=self.confirm()))
+        except LookupError as exc:
+            return listing.text(str(exc.args[0]))
+
+    async def redo(self) -> dict[str, str]:
+        """`%agent redo`: put back what the latest undo took."""
+        from .magics import listing
+
+        ws = await self.aworkspace()
+        rewind = Rewind(self.journal, ws, ws.notebook)  # type: ignore[arg-type]
+        return listing.text(await rewind.redo(confirm=self.confirm()))
+
+    def confirm(self) -> Confirm | None:
+        """How an undo asks before writing over the person's change: a prompt in the cell where a page shows it,
+        else nothing (the change is kept)."""
+        from .undo_ask import ask_overwrite
+
+        return ask_overwrite if self.presence.mode == "interactive" else None
 
     def later(self, bundle: Any, show: Callable[[dict[str, str]], None]) -> None:
         """Show a subcommand's output once it is ready: it waits on the front end, which needs the loop free.

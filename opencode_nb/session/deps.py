@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from ..agent import AgentRegistry
 from ..bus import Bus
@@ -21,6 +22,15 @@ from ..sandbox.policy import ShellSandbox
 from ..tool.context import KernelBridge, NotebookAccess
 from ..tool.registry import ToolRegistry
 from .service import SessionService
+
+
+class StepRecorder(Protocol):
+    """Records the project's files around tool calls that may change them (the workspace's checkpoints), so
+    a turn can be undone; a failure to record never fails the tool."""
+
+    async def before_tool(self, session_id: str, tool: str) -> None: ...
+
+    async def after_tool(self, session_id: str, tool: str) -> None: ...
 
 
 @dataclass(kw_only=True, slots=True)
@@ -42,6 +52,8 @@ class LoopDeps:
     """Set by the kernel extension: the notebook's cells, which tools see as `ctx.notebook`."""
     sandbox: ShellSandbox | None = None
     """The OS sandbox of shell commands (the `sandbox` setting); None runs them unconfined."""
+    checkpoints: StepRecorder | None = None
+    """Records file checkpoints around each tool call that may change files; None records nothing."""
 
     @property
     def config(self) -> Config:

@@ -111,6 +111,7 @@ class SessionLoop:
         if model is not None:
             deps.providers.check_model_id(model)
         async with self._lock(session_id):
+            deps.sessions.discard_undone(session_id)  # no redo past a new prompt
             user = UserMessage(
                 session_id=session_id,
                 agent=agent or deps.sessions.current_agent(session_id) or deps.agents.default.name,
@@ -286,6 +287,7 @@ class SessionLoop:
                 ask_doom_loop=partial(self._ask_doom_loop, state.session_id, agent),
                 tools_allowed=not last_step,
                 recent_calls=state.recent_calls,
+                recorder=self.deps.checkpoints,
             )
             self._processors[state.session_id, assistant.id] = processor
             try:

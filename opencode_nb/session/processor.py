@@ -25,6 +25,7 @@ Any other exception escaping the step (a bug) takes the same path, recorded as a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
@@ -44,6 +45,7 @@ from ..provider.events import (
     ToolCallStart,
 )
 from ..tool.base import Tool, ToolContext, argument_problem, storable_arguments, unusable_arguments, well_formed
+from .deps import StepRecorder
 from .models import (
     AssistantMessage,
     MessageError,
@@ -97,6 +99,8 @@ class Processor:
     """False on the last step: calls are answered with an error instead of being run."""
     recent_calls: list[str] = field(default_factory=list)
     """Keys of the session's latest tool calls (owned by the loop, so repeats are seen across steps)."""
+    recorder: StepRecorder | None = None
+    """Records the files before and after each call that may change them (checkpoints, for undo)."""
 
     blocked: bool = field(default=False, init=False)
     _text: TextPart | None = field(default=None, init=False)
@@ -238,7 +242,7 @@ class Processor:
         try:
             if repeated:
                 await self.ask_doom_loop(tool.id, tool_input)
-            result = await tool.run(tool_input, self.make_context(self._tool_parts[call_id]))
+            result = await self._run_recorded(tool, tool_input, call_id)
         except asyncio.CancelledError:
             raise
         except ToolError as exc:
@@ -272,6 +276,24 @@ class Processor:
                 started_at=started,
             ),
         )
+
+    async def _run_recorded(self, tool: Tool[Any], tool_input: dict[str, Any], call_id: str) -> Any:
+        """Run the tool between two checkpoints of the files; stopped midway, what it wrote is still recorded."""
+        session_id = self.message.session_id
+        if self.recorder is None:
+            return await tool.run(tool_input, self.make_context(self._tool_parts[call_id]))
+        await self.recorder.before_tool(session_id, tool.id)
+        try:
+            result = await tool.run(tool_input, self.make_context(self._tool_parts[call_id]))
+        except asyncio.CancelledError:
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(self.recorder.after_tool(session_id, tool.id))
+            raise
+        except BaseException:
+            await self.recorder.after_tool(session_id, tool.id)
+            raise
+        await self.recorder.after_tool(session_id, tool.id)
+        return result
 
     def update_running(self, call_id: str, title: str | None, metadata: dict[str, Any] | None) -> None:
         """Live progress from a running tool (bash output tail, child session summary)."""

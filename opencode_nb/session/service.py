@@ -151,6 +151,12 @@ class SessionService:
         self.writes.commit()
         return self.store.current_agent(session_id, before)
 
+    def discard_undone(self, session_id: str) -> int:
+        """Delete for good the turns an undo kept aside for redo (a new prompt does this); returns the number
+        of messages deleted."""
+        self.writes.commit()
+        return self.store.discard_undone(session_id)
+
     def add_message(self, message: UserMessage | AssistantMessage) -> None:
         self.writes.write(lambda: self.store.add_message(message), _message_event(message))
 

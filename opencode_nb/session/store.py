@@ -6,6 +6,7 @@ use; it is put together from modules with one job each:
 - `store_connection`: a connection per thread, transactions, why WAL (every write is one transaction);
 - `store_schema`: the tables and the migrations that bring an older file up to them;
 - `store_reads` / `store_writes`: the queries, each half a base class of `SessionStore`;
+- `store_checkpoints`: file checkpoints per turn, and the turns an undo hid;
 - `store_owners`: the owner lock each open store holds, and finishing what a dead process left unfinished;
 - `store_rows`: model to row text (surrogates mended, secrets redacted) and back.
 
@@ -20,6 +21,7 @@ import weakref
 from pathlib import Path
 
 from .. import id as ids
+from .store_checkpoints import StoreCheckpoints
 from .store_owners import INTERRUPTED, finalise_leftovers, hold_owner_lock, release_owner, unlink
 from .store_reads import StoreReads
 from .store_rows import log
@@ -31,7 +33,7 @@ __all__ = ["INTERRUPTED", "SCHEMA_VERSION", "_MIGRATIONS", "SessionStore"]
 """`_MIGRATIONS` stays importable from here for the tests that build an old file by hand."""
 
 
-class SessionStore(StoreReads, StoreWrites):
+class SessionStore(StoreReads, StoreWrites, StoreCheckpoints):
     """The SQLite file of one workspace; every method is safe to call from any thread."""
 
     def __init__(self, path: str | Path) -> None:

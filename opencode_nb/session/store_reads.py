@@ -90,25 +90,33 @@ class StoreReads(StoreConnections):
             raise NotFoundError("message", message_id)
         return self._validate_row(message_adapter.validate_json, data, "message", message_id)
 
-    def messages(self, session_id: str, since: str | None = None) -> list[MessageWithParts]:
+    def messages(self, session_id: str, since: str | None = None, *, hidden: bool = False) -> list[MessageWithParts]:
         """Every message of the session with its parts, both in creation order; with `since`, only the messages
         whose id is not below it (ids ascend), so reading one run of a long session does not read it all.
 
-        Rows this version cannot read are skipped with a warning, and so are the parts of such a message.
+        The turns an undo took back are left out (they wait for a redo) unless `hidden` is set. Rows this
+        version cannot read are skipped with a warning, and so are the parts of such a message.
         """
         floor = "" if since is None else since
         with self._snapshot() as db:
+            ceiling = None if hidden else db.execute(
+                "SELECT MIN(message_id) FROM checkpoint_turns WHERE session_id = ? AND undone IS NOT NULL",
+                (session_id,)).fetchone()[0]
+            below = "" if ceiling is None else " AND id < ?"
+            below_parts = "" if ceiling is None else " AND message_id < ?"
+            extra = () if ceiling is None else (ceiling,)
             messages = self._load(
                 db,
-                "SELECT id, data FROM messages WHERE session_id = ? AND id >= ? ORDER BY id",
-                (session_id, floor),
+                f"SELECT id, data FROM messages WHERE session_id = ? AND id >= ?{below} ORDER BY id",
+                (session_id, floor, *extra),
                 message_adapter.validate_json,
                 "message",
             )
             parts = self._load(
                 db,
-                "SELECT id, data FROM parts WHERE session_id = ? AND message_id >= ? ORDER BY message_id, id",
-                (session_id, floor),
+                f"SELECT id, data FROM parts WHERE session_id = ? AND message_id >= ?{below_parts} "
+                "ORDER BY message_id, id",
+                (session_id, floor, *extra),
                 part_adapter.validate_json,
                 "part",
             )

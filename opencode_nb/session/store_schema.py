@@ -55,6 +55,28 @@ MIGRATIONS: list[tuple[str, ...]] = [
             OR id IN (SELECT message_id FROM parts WHERE json_extract(data, '$.type') = 'tool'
                       AND json_extract(data, '$.state.status') IN ('pending', 'running'))""",
     ),
+    (  # 2 -> 3: file checkpoints per turn, and the turns an undo took back (hidden until redo)
+        """CREATE TABLE checkpoint_turns (
+            message_id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            before_tree TEXT,
+            after_tree TEXT,
+            skipped TEXT NOT NULL DEFAULT '[]',
+            created_at REAL NOT NULL,
+            undone INTEGER,
+            pruned INTEGER NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX checkpoint_turns_by_session ON checkpoint_turns (session_id, message_id)",
+        """CREATE TABLE checkpoint_steps (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            message_id TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            tree TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )""",
+        "CREATE INDEX checkpoint_steps_by_turn ON checkpoint_steps (message_id, id)",
+    ),
 ]
 """Step i takes a file from schema version i to i + 1; a later change appends a step, never edits one."""
 

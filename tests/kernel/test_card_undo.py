@@ -70,9 +70,21 @@ def test_the_card_undoes_its_own_run_and_then_says_what_was_undone(kernel):
     assert [ext.source(i) for i in ext.ids()] == ["x = 1", "%%agent\nmake a cell and a frame"]
     assert printed(fe, "print('df2' in globals())") == "False"
 
-    assert state(fe, turn) == {"state": "undone", "report": reply["report"]}
+    assert state(fe, turn) == {"state": "undone", "report": reply["report"], "redoable": True}
     again = ask(fe, "undo", turn=turn)
     assert again["ok"] is False and again["error"] == f"Already undone: {reply['report']}"
+
+    redone = ask(fe, "redo", turn=turn)
+    assert redone["ok"] is True and redone["state"] == "undoable", redone
+    assert "put back the inserted cell" in redone["report"] and "bound df2 again" in redone["report"]
+    assert [ext.source(i) for i in ext.ids()] == ["x = 1", "%%agent\nmake a cell and a frame", "df2.describe()"]
+    assert printed(fe, "print(df2)") == "5"
+    assert ask(fe, "redo", turn=turn)["ok"] is False, "what is put back cannot be put back twice"
+
+    taken = printed(fe, "%agent undo")
+    assert "deleted the inserted cell" in taken and "removed df2" in taken, "a redone run can be undone again"
+    assert state(fe, turn)["state"] == "undone"
+    assert printed(fe, "print('df2' in globals())") == "False"
     assert printed(fe, "%agent undo") == "There is no agent change to the namespace left to undo."
 
 

@@ -60,8 +60,15 @@ file, {var} inserts a notebook variable ({{ and }} for literal braces).
 %agent config accept|keep
                          apply a configuration change that agents may have made and that loosens what they
                          may do, or keep the configuration confirmed before (the change's prompt says what)
-%agent undo [RUN]        take back the latest turn: the cells it inserted, edited or deleted and the names its
-                         live python bound (cells you changed since are left alone); RUN: one python run
+%agent undo [RUN]        take back the latest turn in one step: the files it changed (whoever wrote them), the
+                         cells it inserted, edited or deleted and the names its live python bound; the model no
+                         longer sees the turn. A file or name you changed since is yours: the undo shows what it
+                         would overwrite and asks (headless: keeps yours and says so). RUN: one python run only
+%agent undo --to N|MESSAGE
+                         take back turn N (or the turn of that message) and every later one
+%agent redo              put back what the latest undo took (until the next prompt)
+%agent checkpoints       the session's turns and what each changed: files (+/- lines), cells, names
+%agent diff [N]          the file diff of turn N (default: the latest)
 %agent plan [list]       this project's plans (.opencode/plans/) and how far each has got
 %agent plan run [ID] [--from N]
                          run the plan's unticked steps (or steps N onwards) one by one, each shown in its
@@ -88,7 +95,8 @@ is present, e.g. under nbclient)."""
 
 SUBCOMMANDS: dict[str, tuple[int, int]] = {
     "sessions": (0, 1), "resume": (1, 1), "show": (0, 1), "new": (0, 0), "agents": (0, 0), "models": (0, 0),
-    "permissions": (0, 0), "stop": (0, 0), "config": (0, 1), "reload": (0, 0), "help": (0, 0), "undo": (0, 1),
+    "permissions": (0, 0), "stop": (0, 0), "config": (0, 1), "reload": (0, 0), "help": (0, 0), "undo": (0, 2),
+    "redo": (0, 0), "checkpoints": (0, 0), "diff": (0, 1),
     "plan": (0, 4), "skills": (0, 0), "mcp": (0, 0), "tool": (1, 2), "tools": (0, 0),
 }
 """Subcommand → (min, max) arguments. A line that does not fit is a prompt: `%agent stop the server`;
@@ -178,6 +186,10 @@ def split_line(line: str) -> tuple[str | None, list[str]]:
         return None, []
     if words[0] == "plan" and parse_plan_line(args) is None:
         return None, []
+    if words[0] == "undo" and len(args) == 2 and args[0] != "--to":
+        return None, []
+    if words[0] == "diff" and args and not args[0].isdigit():
+        return None, []  # `%agent diff this` is a prompt
     if low <= len(args) <= high:
         return words[0], args
     return None, []
@@ -446,5 +458,19 @@ class AgentMagics(Magics):
 
             return plans.list_plans(agent)
         if command == "undo":  # cells may need the front end: an awaitable bundle, shown when it is ready
+            if args[:1] == ["--to"]:
+                if len(args) != 2:
+                    raise UsageError("%agent undo --to takes a turn number or a message id (%agent checkpoints "
+                                     "lists them), e.g. %agent undo --to 2")
+                return agent.undo(to=args[1])  # type: ignore[return-value]
             return agent.undo(args[0] if args else None)  # type: ignore[return-value]
+        if command == "redo":
+            return agent.redo()  # type: ignore[return-value]
+        if command in ("checkpoints", "diff"):
+            from . import checkpoints
+
+            if command == "diff":
+                return checkpoints.diff(ws, agent.session_id, args[0] if args else None)
+            notebook = ws.notebook
+            return checkpoints.checkpoints(ws, agent.journal, getattr(notebook, "runner", None), agent.session_id)
         raise UsageError(f"%agent: unknown subcommand {command}")

@@ -36,7 +36,7 @@ from .frontend import Frontend, FrontendError
 from .journal import TURN, Deleted, Inserted, Journal, Replaced, Turn
 from .livecells import LiveCells
 from .stores import CellStore
-from .undo import undo_turn
+from .undo import Agree, redo_turn, undo_turn
 
 NEXT_INPUT = ("(no id yet: IPython's set_next_input puts this code cell below the running cell when that cell "
               "finishes; until then it cannot be read, run or undone)")
@@ -291,15 +291,25 @@ class NotebookCells:
             return self.runner.undo()  # bindings made outside any turn, or nothing at all
         return await self.take_back(turn)
 
-    async def take_back(self, turn: Turn) -> str:
-        """Undo `turn`, the latest or any other (its run's card); returns what was done."""
+    async def take_back(self, turn: Turn, *, agree: Agree | None = None) -> str:
+        """Undo `turn`, the latest or any other (its run's card); returns what was done. `agree`: asks about the
+        names the person rebound since (none: they are kept)."""
         self.journal.remove(turn)
+        store, why_not = self._store_or_why()
+        return await undo_turn(turn, store, self.runner, why_not=why_not, agree=agree)
+
+    async def put_back(self, turn: Turn, *, agree: Agree | None = None) -> str:
+        """Redo what the latest undo of `turn` took; the turn is kept again, so it can be undone again."""
+        store, why_not = self._store_or_why()
+        report = await redo_turn(turn, store, self.runner, why_not=why_not, agree=agree)
+        self.journal.put_back(turn)
+        return report
+
+    def _store_or_why(self) -> tuple[CellStore | None, str | None]:
         try:
-            store: CellStore | None = self._writable()
-            why_not = None
+            return self._writable(), None
         except NotebookRefused as exc:
-            store, why_not = None, str(exc)
-        return await undo_turn(turn, store, self.runner, why_not=why_not)
+            return None, str(exc)
 
 
 def _status(value: Any) -> Literal["ok", "error", "aborted"]:

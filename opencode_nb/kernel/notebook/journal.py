@@ -9,6 +9,11 @@ Changes are kept in the order they happened; undo walks them newest first, so a 
 and then edited is first restored to what was inserted, then deleted. Each change keeps what the agent
 left behind, which is how undo sees that the person changed a cell since and leaves it alone.
 
+A turn that changed files records `Files` once it ends, and names its session's turn in the checkpoint store
+(`message_id`, the prompt's user message), so one undo takes back its files, its cells and its bindings.
+What an undo took is kept (`Undone`, newest last) so `%agent redo` can put it back, until the next prompt
+of that session starts a new turn.
+
 Every turn has an id, which a finished run's card names (`kernel/card_undo.py`): a page asks the kernel
 about that turn, even after a reload, and the journal answers whether it can still be undone, was undone
 (and what that did), or is too old. Ids are random, so a card saved by another kernel names nothing here.
@@ -60,7 +65,32 @@ class Deleted:
     """Its position before the deletion."""
 
 
-Change = LiveRun | Inserted | Replaced | Deleted
+@dataclass(frozen=True)
+class Files:
+    """The turn changed files (the checkpoint store holds them under the turn's `message_id`)."""
+
+    count: int
+
+
+@dataclass(frozen=True)
+class Reinsert:
+    """An inserted cell that undo deleted, as it was then (outputs included): redo puts it back at `index`."""
+
+    cell: dict[str, Any]
+    index: int
+
+
+@dataclass(frozen=True)
+class Restored:
+    """A deleted cell that undo put back as `cell_id`: redo deletes it again if it still reads `source`."""
+
+    cell_id: str
+    source: str
+
+
+Change = LiveRun | Inserted | Replaced | Deleted | Files
+Undid = LiveRun | Reinsert | Replaced | Restored
+"""What undo did, for redo: a run's bindings, a cell deleted, a source restored, a cell put back."""
 
 _order = itertools.count()
 
@@ -81,13 +111,34 @@ class Turn:
     id: str = field(default_factory=lambda: f"turn_{uuid.uuid4().hex}")
     report: str | None = None
     """What undoing the turn did, once it was undone."""
+    message_id: str | None = None
+    """The user message of the run's prompt: the turn's name in the session's checkpoints and history."""
+    undid: list[Undid] = field(default_factory=list)
+    """What the latest undo of the turn did, in the order it did it; redo walks it backwards."""
 
     def record(self, change: Change) -> None:
         self.changes.append((next(_order), change))
 
     @property
+    def files(self) -> int:
+        """How many files the turn changed (0: none, or not known)."""
+        return sum(c.count for _, c in self.changes if isinstance(c, Files))
+
+    @property
     def latest(self) -> int:
         return self.changes[-1][0] if self.changes else -1
+
+
+@dataclass(eq=False)
+class Undone:
+    """One undo (`%agent undo`, `--to`, or a card's Undo): what `%agent redo` puts back."""
+
+    session_id: str | None
+    turns: list[Turn]
+    """Newest first, as they were taken back."""
+    files: bool
+    """The session's files and history were taken back with them (the checkpoint store's undo)."""
+    report: str = ""
 
 
 TURN: ContextVar[Turn | None] = ContextVar("opencode_nb_turn", default=None)
@@ -102,11 +153,15 @@ class Journal:
         self.forgotten: dict[str, None] = {}
         """Ids of turns pushed out by newer ones (`KEEP_TURNS`): too old to undo."""
         self._origins: dict[str, Turn] = {}
+        self.redoable: list[Undone] = []
+        """The undos `%agent redo` can still put back, latest last."""
 
     def begin(self, session_id: str, *, cell_id: str | None = None, cell_source: str | None = None) -> Turn:
         """A new turn, kept once it changes something; the caller sets `TURN` to it in the run's task."""
         turn = Turn(session_id, cell_id, cell_source)
         self._origins[session_id] = turn
+        # A new prompt builds on the state as it is now: what an undo of this session took stays taken.
+        self.redoable = [u for u in self.redoable if u.session_id != session_id]
         return turn
 
     def origin(self, session_id: str) -> Turn | None:
@@ -121,6 +176,17 @@ class Journal:
             while len(self.turns) > KEEP_TURNS:
                 _remember(self.forgotten, self.turns.pop(0).id, None)
         turn.record(change)
+
+    def put_back(self, turn: Turn) -> None:
+        """Keep a redone turn again, as the newest: it can be undone again."""
+        self.undone.pop(turn.id, None)
+        if not any(t is turn for t in self.turns):
+            self.turns.append(turn)
+
+    def session_turns(self, session_id: str, message_ids: set[str]) -> list[Turn]:
+        """The kept turns of `session_id` whose prompt is one of `message_ids`, newest first."""
+        found = [t for t in self.turns if t.session_id == session_id and t.message_id in message_ids]
+        return sorted(found, key=lambda t: t.latest, reverse=True)
 
     def latest(self) -> Turn | None:
         """The turn with the newest change, if any turn changed anything."""

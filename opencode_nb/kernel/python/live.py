@@ -7,9 +7,11 @@ thread, which ends any Python loop at once; code blocked inside one C call ends 
 
 Before and after a run the namespace's bindings are compared by identity: names created, rebound and
 deleted. The objects that rebound or deleted names pointed to are kept for the latest runs, so `undo`
-binds them again and removes what was created. An object changed in place (`df["x"] = 1`) keeps its
-identity and cannot be restored from a binding; such changes are found in the code's syntax and reported
-as "may have changed in place".
+binds them again and removes what was created. The run's own values are kept too: an undone run can be
+redone (`redo`), and a name the person rebound since the run (or since its undo) is found by identity and
+left as it is unless the caller was told to overwrite it (`changed_since`, `overwrite`). An object changed
+in place (`df["x"] = 1`) keeps its identity and cannot be restored from a binding; such changes are found in
+the code's syntax and reported as "may have changed in place".
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import ctypes
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Collection, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +56,25 @@ class UndoRecord:
     previous: dict[str, Any] = field(default_factory=dict)
     """The objects rebound or deleted names pointed to before the run."""
     mutated: list[str] = field(default_factory=list)
+    after: dict[str, Any] = field(default_factory=dict)
+    """The objects the run left bound to the names it created or rebound: what redo binds again."""
+
+    def left(self) -> dict[str, Any]:
+        """Each name's binding as the run left it (`_GONE`: deleted by the run)."""
+        return {**dict.fromkeys(self.previous, _GONE), **self.after}
+
+    def before(self) -> dict[str, Any]:
+        """Each name's binding as it was before the run (`_GONE`: created by the run)."""
+        return {**dict.fromkeys(self.created, _GONE), **self.previous}
+
+
+class _Gone:
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+
+_GONE: Any = _Gone()
+"""Stands for "no binding" where a name's binding is compared."""
 
 
 def visible(namespace: Mapping[str, Any]) -> dict[str, Any]:
@@ -107,6 +128,8 @@ class LiveRunner:
     def __init__(self, shell: Any) -> None:
         self.shell = shell
         self.records: OrderedDict[str, UndoRecord] = OrderedDict()
+        self.undone: OrderedDict[str, UndoRecord] = OrderedDict()
+        """Runs taken back, which `redo` can put back (the latest `KEEP_RUNS`)."""
 
     async def run(self, code: str, *, timeout_s: float, on_output: Callable[[str], None]) -> CodeRun:
         namespace: MutableMapping[str, Any] = self.shell.user_ns
@@ -158,40 +181,85 @@ class LiveRunner:
         created, rebound, deleted = compare(before, visible(namespace))
         if not (created or rebound or deleted):
             return None
+        now = visible(namespace)
         record = UndoRecord(ids.ascending("run"), created, {n: before[n] for n in (*rebound, *deleted)},
-                            maybe_mutated(code, before))
+                            maybe_mutated(code, before), {n: now[n] for n in (*created, *rebound)})
         self.records[record.run_id] = record
         while len(self.records) > KEEP_RUNS:
             self.records.popitem(last=False)
         return record
 
-    def undo(self, run_id: str | None = None) -> str:
-        """Rebind what the run changed; names the person rebound since are left alone and said so."""
+    def changed_since(self, run_id: str, *, redo: bool = False) -> list[str]:
+        """Names whose binding is no longer what the run (or, for `redo`, its undo) left: the person's since."""
+        record = (self.undone if redo else self.records).get(run_id)
+        if record is None:
+            return []
+        expected, target = (record.before(), record.left()) if redo else (record.left(), record.before())
+        namespace = self.shell.user_ns
+        return [n for n, value in expected.items()
+                if namespace.get(n, _GONE) is not value and namespace.get(n, _GONE) is not target[n]]
+
+    def undo(self, run_id: str | None = None, *, overwrite: Collection[str] = ()) -> str:
+        """Rebind what the run changed; names the person rebound since are left alone and said so, unless
+        `overwrite` names them (the person said yes)."""
         if not self.records:
             return "There is no agent change to the namespace left to undo."
         if run_id is None:
             run_id = next(reversed(self.records))
-        record = self.records.pop(run_id, None)
-        if record is None:
+        if run_id not in self.records:
             return f"The run {run_id} was already undone, or is too old to undo."
-        namespace = self.shell.user_ns
-        restored, removed = [], []
-        for name, value in record.previous.items():
-            namespace[name] = value
-            restored.append(name)
-        for name in record.created:
-            if name in namespace:
-                del namespace[name]
-                removed.append(name)
+        kept = [n for n in self.changed_since(run_id) if n not in overwrite]
+        record = self.records.pop(run_id)
+        self.undone[run_id] = record
+        while len(self.undone) > KEEP_RUNS:
+            self.undone.popitem(last=False)
+        restored, removed = self._bind(record.before(), kept)
         said = []
         if removed:
             said.append(f"removed {', '.join(removed)}")
         if restored:
             said.append(f"restored {', '.join(restored)}")
         text = "Undone: " + "; ".join(said) + "." if said else "Nothing to undo."
+        if kept:
+            text += f" Left as you rebound them since: {', '.join(kept)}."
         if record.mutated:
             text += f" Changes made in place to {', '.join(record.mutated)} cannot be undone."
         return text
+
+    def redo(self, run_id: str, *, overwrite: Collection[str] = ()) -> str:
+        """Bind again what an undone run had bound; names the person rebound since the undo are left alone and
+        said so, unless `overwrite` names them."""
+        if run_id not in self.undone:
+            return f"The run {run_id} is not undone, or is too old to redo."
+        kept = [n for n in self.changed_since(run_id, redo=True) if n not in overwrite]
+        record = self.undone.pop(run_id)
+        self.records[run_id] = record
+        rebound, removed = self._bind(record.left(), kept)
+        said = []
+        if rebound:
+            said.append(f"bound {', '.join(rebound)} again")
+        if removed:
+            said.append(f"removed {', '.join(removed)} again")
+        text = "Redone: " + "; ".join(said) + "." if said else "Nothing to redo."
+        if kept:
+            text += f" Left as you rebound them since: {', '.join(kept)}."
+        return text
+
+    def _bind(self, bindings: Mapping[str, Any], kept: Collection[str]) -> tuple[list[str], list[str]]:
+        """Make the namespace hold `bindings` (`_GONE`: unbound), but for the `kept` names: (bound, removed)."""
+        namespace = self.shell.user_ns
+        bound, removed = [], []
+        for name, value in bindings.items():
+            if name in kept:
+                continue
+            if value is _GONE:
+                if name in namespace:
+                    del namespace[name]
+                    removed.append(name)
+            else:
+                namespace[name] = value
+                bound.append(name)
+        return bound, removed
 
 
 async def _interrupt(thread: threading.Thread, ident: list[int], done: asyncio.Future[Any]) -> None:

@@ -65,3 +65,19 @@ def test_code_braces_survive_and_an_unknown_name_is_an_error_that_says_how_to_es
 
 def test_huge_values_are_cut_with_a_note():
     assert "more characters cut" in interpolate("{big}", {"big": "x" * 50_000})
+
+
+def test_undo_redo_checkpoints_and_diff_are_subcommands_and_lookalike_prompts_stay_prompts():
+    assert split_line("undo") == ("undo", [])
+    assert split_line("undo run_1") == ("undo", ["run_1"])
+    assert split_line("undo --to 2") == ("undo", ["--to", "2"])
+    assert split_line("undo --to msg_01abc") == ("undo", ["--to", "msg_01abc"])
+    assert split_line("redo") == ("redo", [])
+    assert split_line("checkpoints") == ("checkpoints", [])
+    assert split_line("diff") == ("diff", [])
+    assert split_line("diff 3") == ("diff", ["3"])
+    assert split_line("diff these two files") == (None, [])
+    assert split_line("diff them") == (None, [])
+    assert split_line("undo the last change") == (None, [])
+    assert split_line("undo that") == ("undo", ["that"]), "one word after undo names a python run"
+    assert split_line("redo it all") == (None, [])

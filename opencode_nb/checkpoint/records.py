@@ -1,0 +1,116 @@
+"""The records checkpoints are reported in: what a turn changed, what an undo did, what it would overwrite.
+
+Plain dataclasses, so the kernel's magics and cards, the CLI and scripts read them without importing the
+store or git.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file a turn changed, with its line counts (0 and 0 for a binary file)."""
+
+    path: str
+    """Relative to the project root, with `/` separators."""
+    status: Literal["added", "modified", "deleted"]
+    added: int
+    removed: int
+    binary: bool = False
+
+    def label(self) -> str:
+        """`a.py (+3 -1)`, `new.csv (new)`, `old.txt (deleted)`, `img.png (binary)`."""
+        if self.status == "added":
+            detail = "new"
+        elif self.status == "deleted":
+            detail = "deleted"
+        elif self.binary:
+            detail = "binary"
+        else:
+            detail = f"+{self.added} -{self.removed}"
+        return f"{self.path} ({detail})"
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A file the person changed after the agent did: an undo (or redo) would write over their change."""
+
+    path: str
+    diff: str
+    """Unified diff from what the agent left to the person's current file: what writing over it would lose."""
+    reason: str
+    """One line for the person."""
+
+
+Confirm = Callable[[Conflict], Awaitable[bool]]
+"""Asked once per conflict: True overwrites the person's change, False keeps it."""
+
+
+@dataclass
+class TurnRecord:
+    """One turn of a session: a person's prompt and everything the agents did until the next one."""
+
+    session_id: str
+    message_id: str
+    """The turn's user message (not a synthetic one)."""
+    index: int
+    """1-based position of the turn in the session."""
+    prompt: str
+    files: list[FileChange]
+    """What the turn changed in files: the tree before its first change against the tree after its last."""
+    skipped: list[str]
+    """Files not recorded because they are over the size cap, relative paths."""
+    undone: bool
+    created: float
+
+
+@dataclass
+class UndoReport:
+    """What an undo or a redo did to files (cells and bindings are the kernel's to report)."""
+
+    turns: list[str] = field(default_factory=list)
+    """Message ids of the turns taken back (undo) or put back (redo)."""
+    restored: list[str] = field(default_factory=list)
+    """Files written back."""
+    removed: list[str] = field(default_factory=list)
+    """Files deleted: the turns had created them."""
+    kept: list[Conflict] = field(default_factory=list)
+    """Files left as the person had them: a conflict refused, or nobody there to ask."""
+    unavailable: str | None = None
+    """Why files could not be undone (store missing or corrupt, checkpoints off); the history still was."""
+    action: Literal["undo", "redo"] = "undo"
+    indexes: list[int] = field(default_factory=list)
+    """1-based indexes of the turns in `turns`, for the summary."""
+
+    def text(self) -> str:
+        """The person-facing summary, e.g. "Took back turn 3: restored a.py, b.csv; removed out.txt"."""
+        if not self.turns:
+            return "Nothing to take back." if self.action == "undo" else "Nothing to put back."
+        verb = "Took back" if self.action == "undo" else "Put back"
+        head = f"{verb} {_turns(self.indexes) if self.indexes else f'{len(self.turns)} turn(s)'}"
+        done = []
+        if self.restored:
+            done.append("restored " + ", ".join(self.restored))
+        if self.removed:
+            done.append("removed " + ", ".join(self.removed))
+        if not done and self.unavailable is None:
+            done.append("no files to change")
+        lines = [head + (": " + "; ".join(done) if done else "")]
+        for conflict in self.kept:
+            lines.append(f"Kept {conflict.path}: {conflict.reason}")
+        if self.unavailable is not None:
+            lines.append(f"Files were not {'undone' if self.action == 'undo' else 'redone'}: {self.unavailable}")
+        return "\n".join(lines)
+
+
+def _turns(indexes: list[int]) -> str:
+    ordered = sorted(indexes)
+    if len(ordered) == 1:
+        return f"turn {ordered[0]}"
+    if ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return f"turns {ordered[0]}-{ordered[-1]}"
+    return "turns " + ", ".join(map(str, ordered))

@@ -1,0 +1,262 @@
+"""`ws.checkpoints`: recording the project's files around each turn, and reading back what turns changed.
+
+The loop calls `before_tool` and `after_tool` around every tool call that may change files (any tool but
+the few that only read or talk): the first of a turn records the tree "before", each one records the
+tree after it (one step, kept for per-step diffs) and moves the turn's "after" forward. Snapshots run in a
+worker thread, so a kernel's event loop never waits on git; a failure never fails the tool — checkpoints
+turn off with a notice in `why_not` and the log.
+
+Retention: `checkpoints.keep_turns` turns of the project keep their trees; past that (plus a tenth, so the
+pruning runs once in a while rather than after every turn) the oldest turns' trees are dropped and git
+deletes what no live checkpoint reaches. A snapshot that fails for lack of space prunes to half first and
+tries once more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+
+from ..config.schema import CheckpointsConfig
+from ..session.service import SessionService
+from ..session.store import SessionStore
+from ..session.store_checkpoints import TurnRow
+from .records import FileChange, TurnRecord
+from .store import EMPTY_TREE, Snapshot, SnapshotError, SnapshotStore
+
+log = logging.getLogger(__name__)
+
+READ_ONLY_TOOLS = frozenset({
+    "read", "glob", "grep", "list", "notebook_read", "notebook_edit", "question", "skill", "todowrite",
+    "todoread", "variables", "webfetch", "websearch", "plan_enter",
+})
+"""Tools that change no file of the project: no checkpoint around them. Every other tool (a person's own,
+an MCP server's) may write files, so it gets one."""
+
+CHANGES_KEPT = 512
+"""How many answers of `_changed` are kept (a few hundred turns' worth)."""
+_NO_SPACE = ("no space left", "disk quota", "quota exceeded", "file too large")
+
+
+def project_key(root: Path) -> str:
+    """One store per project root, named so two checkouts never share one."""
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    return f"{root.name or 'root'}-{digest}"
+
+
+class Checkpoints:
+    """The checkpoints of one project, recorded per session turn in the session store."""
+
+    def __init__(self, sessions: SessionService, root: Path, data_dir: Path,
+                 settings: CheckpointsConfig | None = None, *, git: str | None = None) -> None:
+        self.sessions = sessions
+        self.root = root
+        self.settings = settings or CheckpointsConfig()
+        git = git if git is not None else shutil.which("git")
+        self.git_dir = data_dir / "checkpoints" / f"{project_key(root)}.git"
+        self.snapshots = SnapshotStore(self.git_dir, root, max_file_bytes=int(self.settings.max_file_mb * 2**20),
+                                       excludes=[data_dir], git=git or "git")
+        self._off: str | None = _why_off(self.settings, git, root)
+        self._begun: set[str] = set()
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._warming: asyncio.Task[Snapshot | None] | None = None
+        self._changes: dict[tuple[str, str], list[FileChange]] = {}
+        """What changed between two trees: trees are named by their content, so an answer never goes stale, and
+        listing a session's turns after each run costs one git call for the new turn only."""
+        if self._off is not None and self.settings.enabled:
+            log.warning("%s", self._off)
+
+    @property
+    def store(self) -> SessionStore:
+        return self.sessions.store
+
+    @property
+    def available(self) -> bool:
+        """Whether file changes are being recorded (and so can be undone)."""
+        return self._off is None
+
+    @property
+    def why_not(self) -> str | None:
+        """Why checkpoints are off, for the person; None while they work."""
+        return self._off
+
+    # ------------------------------------------------------------------------------------------ recording
+
+    def warm(self) -> None:
+        """Hash the project once in the background if the store is new, while the model thinks: the first
+        snapshot reads every file (about a second for 10,000), every later one only `lstat`s them."""
+        if self._off is not None or self._warming is not None or (self.git_dir / "index").exists():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._warming = loop.create_task(self._snapshot())
+
+    async def before_tool(self, session_id: str, tool: str) -> None:
+        """Record the tree before the turn's first possible change (once per turn)."""
+        if self._off is not None or tool in READ_ONLY_TOOLS:
+            return
+        try:
+            await self._before(session_id)
+        except Exception as exc:  # never the tool's failure: recording stops, and says why
+            log.exception("recording a checkpoint failed")
+            self.turn_off(f"checkpoints are off after an error ({type(exc).__name__}: {exc})")
+
+    async def after_tool(self, session_id: str, tool: str) -> None:
+        """Record the tree after a step that may have changed files."""
+        if self._off is not None or tool in READ_ONLY_TOOLS:
+            return
+        try:
+            await self._after(session_id, tool)
+        except Exception as exc:
+            log.exception("recording a checkpoint failed")
+            self.turn_off(f"checkpoints are off after an error ({type(exc).__name__}: {exc})")
+
+    async def _before(self, session_id: str) -> None:
+        turn = self._turn_of(session_id)
+        if turn is None or turn in self._begun:
+            return
+        async with self._locks.setdefault(session_id, asyncio.Lock()):
+            if turn in self._begun or self._off is not None:
+                return
+            snap = await self._snapshot()
+            if snap is None:
+                return
+            self.store.record_before(session_id, turn, snap.tree, snap.skipped, time.time())
+            self._begun.add(turn)
+            try:
+                await asyncio.to_thread(self._retain, snap.tree)
+            except (SnapshotError, OSError) as exc:  # pruning failed: recording goes on, the store is only bigger
+                log.warning("pruning old checkpoints failed: %s", exc)
+
+    async def _after(self, session_id: str, tool: str) -> None:
+        turn = self._turn_of(session_id)
+        if turn is None or turn not in self._begun:
+            return
+        async with self._locks.setdefault(session_id, asyncio.Lock()):  # calls that ran at once: latest last
+            snap = await self._snapshot()
+            if snap is None:
+                return
+            self.store.record_after(session_id, turn, tool, snap.tree, snap.skipped, time.time())
+            await asyncio.to_thread(self.snapshots.keep, [snap.tree])
+
+    def _turn_of(self, session_id: str) -> str | None:
+        self.sessions.writes.commit()
+        return self.store.latest_turn(session_id)
+
+    async def _snapshot(self) -> Snapshot | None:
+        try:
+            return await asyncio.to_thread(self._snapshot_or_make_room)
+        except (SnapshotError, OSError) as exc:
+            self.turn_off(f"checkpoints are off: the snapshot store {self.git_dir} could not be written ({exc}); "
+                          "files changed from now on cannot be undone")
+            return None
+
+    def _snapshot_or_make_room(self) -> Snapshot:
+        try:
+            return self.snapshots.snapshot()
+        except (SnapshotError, OSError) as exc:
+            if not any(word in str(exc).lower() for word in _NO_SPACE):
+                raise
+            rows = [r for r in self.store.checkpoint_turns() if r.before_tree]
+            log.warning("checkpoint store is out of space (%s): pruning the oldest %d turns", exc, len(rows) // 2 or 1)
+            self._prune(rows[: len(rows) // 2 or 1])
+            return self.snapshots.snapshot()
+
+    def _retain(self, tree: str) -> None:
+        self.snapshots.keep([tree])
+        keep = self.settings.keep_turns
+        rows = [r for r in self.store.checkpoint_turns() if r.before_tree]
+        if len(rows) > keep + max(1, keep // 10):
+            self._prune(rows[: len(rows) - keep])
+
+    def _prune(self, rows: list[TurnRow]) -> None:
+        """Forget these turns' trees (oldest first) and let git delete what nothing else reaches."""
+        self.store.drop_checkpoints([r.message_id for r in rows])
+        self.snapshots.prune(self.store.live_trees())
+
+    def turn_off(self, reason: str) -> None:
+        """Stop recording, and say why once."""
+        if self._off is None:
+            self._off = reason
+            log.warning("%s", reason)
+
+    # ------------------------------------------------------------------------------------------ reading
+
+    def turns(self, session_id: str) -> list[TurnRecord]:
+        """The session's turns, oldest first, each with the files it changed (taken-back turns too)."""
+        self.sessions.flush()
+        rows = {r.message_id: r for r in self.store.checkpoint_turns(session_id)}
+        out = []
+        for index, head in enumerate(self.store.turn_heads(session_id), start=1):
+            row = rows.get(head.message_id)
+            files, skipped = [], []
+            if row is not None and row.before_tree and row.after_tree:
+                skipped = list(row.skipped)
+                try:
+                    files = [f for f in self._changed(row.before_tree, row.after_tree) if f.path not in skipped]
+                except SnapshotError as exc:
+                    log.warning("cannot read the checkpoints of turn %d: %s", index, exc)
+            out.append(TurnRecord(session_id, head.message_id, index, head.text, files, skipped,
+                                  row is not None and row.undone is not None, head.created_at))
+        return out
+
+    def _changed(self, before: str, after: str) -> list[FileChange]:
+        key = (before, after)
+        if key not in self._changes:
+            if len(self._changes) >= CHANGES_KEPT:
+                self._changes.pop(next(iter(self._changes)))
+            self._changes[key] = self.snapshots.changes(before, after)
+        return self._changes[key]
+
+    def diff(self, session_id: str, n: int | None = None) -> str:
+        """The unified diff of turn `n` (1-based; the latest turn still standing when None).
+
+        Raises:
+            ValueError: the session has no such turn.
+        """
+        turns = self.turns(session_id)
+        if n is None:
+            standing = [t for t in turns if not t.undone]
+            if not standing:
+                raise ValueError("the session has no turn yet")
+            turn = standing[-1]
+        elif 1 <= n <= len(turns):
+            turn = turns[n - 1]
+        else:
+            raise ValueError(f"there is no turn {n}: the session has {len(turns)} turn(s)")
+        row = next((r for r in self.store.checkpoint_turns(session_id) if r.message_id == turn.message_id), None)
+        if row is None or not row.before_tree or not row.after_tree:
+            return ""
+        return self.snapshots.patch(row.before_tree, row.after_tree)
+
+    def steps(self, session_id: str, n: int) -> list[tuple[str, str]]:
+        """Turn `n`'s steps that may have changed files: (tool, unified diff of that step), in order."""
+        turns = self.turns(session_id)
+        if not 1 <= n <= len(turns):
+            raise ValueError(f"there is no turn {n}: the session has {len(turns)} turn(s)")
+        message_id = turns[n - 1].message_id
+        row = next((r for r in self.store.checkpoint_turns(session_id) if r.message_id == message_id), None)
+        previous = row.before_tree if row is not None and row.before_tree else EMPTY_TREE
+        out = []
+        for tool, tree in self.store.step_trees(message_id):
+            out.append((tool, self.snapshots.patch(previous, tree)))
+            previous = tree
+        return out
+
+
+def _why_off(settings: CheckpointsConfig, git: str | None, root: Path) -> str | None:
+    if not settings.enabled:
+        return "checkpoints are off (`checkpoints: {enabled: false}` in the configuration)"
+    if git is None:
+        return ("checkpoints are off: `git` was not found on PATH, and file checkpoints are kept with it; install git "
+                "to undo file changes (undo still takes back the history, cells and bindings)")
+    if not os.access(root, os.W_OK):
+        return f"checkpoints are off: the project {root} is read-only, so no turn can change its files"
+    return None
