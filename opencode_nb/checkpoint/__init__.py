@@ -3,7 +3,7 @@ it back.
 
 Why `git` plumbing rather than a library (dulwich, pygit2): git is on every machine that has a project to
 work in, so it adds no dependency (pygit2 wheels pull libgit2; dulwich is pure Python and far slower at
-hashing); its `add -A` is stat-cached, so recording an unchanged tree of 10,000 files costs a few
+hashing); its index is stat-cached, so recording an unchanged tree of 10,000 files costs a few
 milliseconds of `lstat` calls instead of reading every file; and it applies `.gitignore` files exactly as
 the person's own git does, nested ones and negations included. The store is a git dir of its own in the
 data dir (`<data dir>/checkpoints/<project>.git`) whose work tree is the project, with its own index: the

@@ -114,3 +114,10 @@ def _turns(indexes: list[int]) -> str:
     if ordered == list(range(ordered[0], ordered[-1] + 1)):
         return f"turns {ordered[0]}-{ordered[-1]}"
     return "turns " + ", ".join(map(str, ordered))
+
+
+def not_recorded(paths: list[str]) -> str:
+    """Files a checkpoint left out, each with why: a size over the cap, or (listed as `dir/`) a git repository
+    of its own inside the project, whose files its own git keeps."""
+    return ", ".join(f"{p} (a repository of its own)" if p.endswith("/") else f"{p} (over the size cap)"
+                     for p in paths)

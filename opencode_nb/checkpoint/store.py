@@ -2,12 +2,14 @@
 
 Every call runs `git` with `GIT_DIR` set to the store, `GIT_WORK_TREE` to the project root and
 `GIT_INDEX_FILE` to the store's own index, and with the person's global and system git config shut out, so
-nothing here reads or writes the person's `.git`, their index, refs or hooks. A snapshot is `add -A`
-(stat-cached: an unchanged file costs one `lstat`) then `write-tree`; the tree id is the checkpoint.
+nothing here reads or writes the person's `.git`, their index, refs or hooks. A snapshot is one stat-cached pass
+(`ls-files` of what changed, `update-index` of those: an unchanged file costs one `lstat`) then `write-tree`; the
+tree id is the checkpoint.
 
 What is left out: what the project's `.gitignore` files say, the person's `.git/info/exclude`, and our own
 list (`.git`, the data dir when it lies inside the project, venvs, `node_modules`, `__pycache__`,
-`.ipynb_checkpoints`). A file over the size cap is not recorded; a snapshot names it in `skipped`.
+`.ipynb_checkpoints`). A file over the size cap is not recorded, nor a git repository of its own inside the
+project (its git keeps its files, and an undo must not rewrite them); a snapshot names both in `skipped`.
 
 All methods block; the service calls them off the event loop. One lock serialises them, since git's index
 lock would make two at once fail.
@@ -120,37 +122,40 @@ class SnapshotStore:
     # ------------------------------------------------------------------------------------------ snapshots
 
     def snapshot(self) -> Snapshot:
-        """Record the project's files now; cheap when little changed (stat-cached)."""
+        """Record the project's files now; cheap when little changed.
+
+        One stat pass over the tree: `ls-files` names what is new, changed or gone since the store's index last
+        saw it (its stat cache makes an unchanged file cost one `lstat`), and only those paths are hashed and
+        written into the index (`update-index`), the ones over the size cap left out. `add -A` would walk the
+        tree a second time to find the same paths.
+        """
         with self._lock:
             self.ensure()
             self._write_excludes()
-            skipped = self._oversized()
+            out = self._run("ls-files", "-z", "--others", "--modified", "--exclude-standard")
+            recorded, skipped = [], []
+            for rel in dict.fromkeys(out.split("\0")):
+                if not rel:
+                    continue
+                try:
+                    st = os.lstat(self.work_tree / rel)
+                except OSError:
+                    recorded.append(rel)  # gone: `--remove` drops it from the index
+                    continue
+                if rel.endswith("/") or (stat.S_ISREG(st.st_mode) and st.st_size > self.max_file_bytes):
+                    skipped.append(rel)  # `dir/`: a repository of its own, which an undo must not rewrite
+                else:
+                    recorded.append(rel)
             if skipped:
                 tracked = set(self._run("ls-files", "-z", "--", *skipped).split("\0")) - {""}
                 if tracked:
                     self._run("update-index", "-z", "--force-remove", "--stdin",
                               stdin="".join(f"{p}\0" for p in sorted(tracked)))
-                self._run("add", "-A", "--", ".", *(f":(exclude,literal){p}" for p in skipped),
-                          env={"GIT_LITERAL_PATHSPECS": ""})
-            else:
-                self._run("add", "-A")
+            if recorded:
+                self._run("update-index", "-z", "--add", "--remove", "--replace", "--stdin",
+                          stdin="".join(f"{p}\0" for p in recorded))
             tree = self._run("write-tree").strip()
             return Snapshot(tree, skipped)
-
-    def _oversized(self) -> list[str]:
-        """Untracked or changed files over the cap, found before `add` hashes them."""
-        out = self._run("ls-files", "-z", "--others", "--modified", "--exclude-standard")
-        big = []
-        for rel in dict.fromkeys(out.split("\0")):
-            if not rel:
-                continue
-            try:
-                st = os.lstat(self.work_tree / rel)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode) and st.st_size > self.max_file_bytes:
-                big.append(rel)
-        return big
 
     def _write_excludes(self) -> None:
         lines = [f"{name}/" if name in ("venv", ".venv") else name for name in OWN_EXCLUDES]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from .records import TurnRecord
+from .records import TurnRecord, not_recorded
 
 _PROMPT_WIDTH = 48
 
@@ -20,7 +20,7 @@ def format_turns(turns: list[TurnRecord], *, available: bool = True, why_not: st
             prompt = prompt if len(prompt) <= _PROMPT_WIDTH else prompt[:_PROMPT_WIDTH - 1] + "…"
             files = ", ".join(f.label() for f in turn.files) or "no file changes"
             if turn.skipped:
-                files += f"; not recorded (over the size cap): {', '.join(turn.skipped)}"
+                files += f"; not recorded: {not_recorded(turn.skipped)}"
             mark = " (undone)" if turn.undone else ""
             lines.append(f"{turn.index:>3}  {datetime.fromtimestamp(turn.created):%H:%M}  {prompt!r}{mark}  {files}")
     if not available and why_not:

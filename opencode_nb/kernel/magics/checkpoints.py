@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ...checkpoint.records import not_recorded
 from ...views.markdown import escape
 from ...views.render import diff_html
 from ..notebook.journal import Deleted, Inserted, Journal, LiveRun, Replaced, Turn
@@ -36,7 +37,7 @@ def checkpoints(ws: Workspace, journal: Journal, runner: LiveRunner | None, sess
         turn = kept.get(record.message_id)
         files = ", ".join(change.label() for change in record.files) or "—"
         if record.skipped:
-            files += f" (not recorded, over the size cap: {', '.join(record.skipped)})"
+            files += f" (not recorded: {not_recorded(record.skipped)})"
         rows.append([record.index, _short(record.prompt), files, _cells(turn) if turn else "—",
                      _names(turn, runner) if turn else "—", "undone" if record.undone else ""])
     caption = f"Turns of session {session_id}: %agent diff N shows a turn's files, %agent undo --to N takes " \
