@@ -15,9 +15,9 @@ import ipywidgets as widgets
 
 from ..errors import NotFoundError
 from ..permission.events import PermissionReplied, PermissionRequest, Reply
+from .asks import always_note, permission_html, permission_record_html, permission_record_text
 from .colors import MUTED
 from .markdown import escape
-from .render import always_note, permission_html, permission_record_html, permission_record_text
 from .widget_tree import close_tree
 
 log = logging.getLogger(__name__)

@@ -15,8 +15,9 @@ import ipywidgets as widgets
 
 from ..errors import NotFoundError
 from ..question.events import QuestionReplied, QuestionRequest
+from .asks import question_record_html, question_record_text
 from .markdown import escape
-from .render import icon_html, question_record_html, question_record_text
+from .render import icon_html
 from .widget_tree import close_tree
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from ..bus import Bus, Event
 from ..permission.events import PermissionAsked, PermissionReplied, PermissionRequest
 from ..question.events import QuestionAsked, QuestionReplied, QuestionRequest
 from ..session.events import SessionCreated
-from .render import permission_record_html, permission_record_text, question_record_html, question_record_text
+from .asks import permission_record_html, permission_record_text, question_record_html, question_record_text
 from .transcript import Record
 
 

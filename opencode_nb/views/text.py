@@ -24,8 +24,9 @@ from ..session.models import (
     ToolRunning,
     UserMessage,
 )
+from .asks import REPLY_WORDS, permission_record_text
 from .labels import task_heading
-from .render import REPLY_WORDS, TEXT_OUTPUT_LINES, TEXT_TODO_MARKS, permission_record_text, tool_card_text
+from .render import TEXT_OUTPUT_LINES, TEXT_TODO_MARKS, tool_card_text
 from .shorten import shorten
 
 THINKING_CHARS = 200

@@ -8,7 +8,8 @@ import asyncio
 import pytest
 
 from opencode_nb.sandbox.policy import Backend, find_backend
-from opencode_nb.views.render import permission_html, tool_card_html
+from opencode_nb.views.asks import permission_html
+from opencode_nb.views.render import tool_card_html
 
 from .conftest import called, calls, local_entry, tool_parts
 

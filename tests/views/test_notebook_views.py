@@ -9,8 +9,9 @@ import pytest
 
 from opencode_nb.permission.events import PermissionRequest
 from opencode_nb.session.models import Attachment, ToolCompleted, ToolPart, ToolPending, ToolRunning
+from opencode_nb.views.asks import permission_html
 from opencode_nb.views.labels import summary_title, tool_title
-from opencode_nb.views.render import permission_html, tool_card_html
+from opencode_nb.views.render import tool_card_html
 
 
 def call(tool: str, tool_input: dict, state=None) -> ToolPart:

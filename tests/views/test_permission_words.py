@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from opencode_nb.permission.events import PermissionRequest
-from opencode_nb.views.render import always_note, permission_html
+from opencode_nb.views.asks import always_note, permission_html
 
 
 def ask(permission: str, patterns: list[str], **metadata: str) -> PermissionRequest:

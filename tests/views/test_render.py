@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from opencode_nb.permission.events import PermissionRequest
 from opencode_nb.session.models import TextPart, ToolCompleted, ToolErrored, ToolPart, ToolRunning
-from opencode_nb.views.render import always_note, permission_html, text_html, tool_card_html, tool_card_text
+from opencode_nb.views.asks import always_note, permission_html
+from opencode_nb.views.render import text_html, tool_card_html, tool_card_text
 
 
 def part(state):
@@ -71,7 +72,8 @@ def test_a_child_section_title_says_who_what_how_many_and_what_runs_now():
 def test_python_code_is_shown_highlighted_in_its_prompt_and_card():
     from opencode_nb.permission.events import PermissionRequest
     from opencode_nb.session.models import ToolCompleted, ToolPart
-    from opencode_nb.views.render import permission_html, tool_card_html
+    from opencode_nb.views.asks import permission_html
+    from opencode_nb.views.render import tool_card_html
 
     request = PermissionRequest(id="p", session_id="s", agent="build", permission="python", patterns=["live"],
                                 metadata={"code": "clean = df.dropna()  # <tidy>"})

@@ -28,7 +28,7 @@ def wire(ws: Workspace, read: Callable[[str], str] = input, out: TextIO | None =
     """Print the session live and ask the person on the terminal; returns a function that undoes it."""
     from ...permission import PermissionAsked
     from ...question import QuestionAsked
-    from ...views.render import always_note
+    from ...views.asks import always_note
     from ...views.text import TextTranscript
 
     transcript = TextTranscript(ws.bus, out)

@@ -1,0 +1,119 @@
+"""The permission and question prompts as a person reads them: what is asked, in words where the pattern
+is a mode, and the one line each collapses to once answered (live, in the transcript and in the terminal)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..permission.events import PermissionRequest, Reply
+from ..question.events import QuestionRequest
+from .colors import HUES, MUTED
+from .markdown import escape
+from .render import BOX, MONO, PRE, clip, code_html, diff_html, icon_html
+
+REPLY_WORDS: dict[str, str] = {"once": "allowed once", "always": "always allowed", "reject": "rejected"}
+
+
+def always_note(request: PermissionRequest) -> str:
+    """What "Always allow" would cover, in words a person can check before clicking."""
+    if not request.always:
+        return "nothing more than this call"
+    if request.always == ["*"]:
+        return f"every {request.permission} by {request.agent} in this session"
+    patterns = pattern_words(request.permission, request.always) or ", ".join(request.always)
+    return f"{request.permission} {patterns} by {request.agent} in this session"
+
+
+PATTERN_WORDS = {("python", "live"): "run in your namespace",
+                 ("python", "sandbox"): "run in a sandbox, on copies of your variables"}
+"""Patterns that are modes rather than things a person would recognise, said in words."""
+
+
+def pattern_words(permission: str, patterns: Sequence[str]) -> str:
+    """The patterns of an ask in words when each has some (python's modes), else ""."""
+    said = [PATTERN_WORDS.get((permission, p)) for p in patterns]
+    return ", ".join(w for w in said if w) if said and all(said) else ""
+
+
+def cells_html(cells: Sequence[Any]) -> str:
+    """Notebook cells about to run, each under its id: the sources a person approves."""
+    out = []
+    for cell in cells:
+        if not isinstance(cell, Mapping):
+            continue
+        head = f'<div style="{MONO};color:{MUTED}">[{escape(str(cell.get("id", "?")))}]</div>'
+        source = str(cell.get("source", ""))
+        body = code_html(source) if cell.get("cell_type", "code") == "code" else (
+            f'<pre style="{PRE}">{escape(clip(source))}</pre>')
+        out.append(head + body)
+    return "".join(out)
+
+
+def permission_html(request: PermissionRequest) -> str:
+    """The question part of a permission prompt (the buttons are widgets beside it)."""
+    worded = pattern_words(request.permission, request.patterns)
+    patterns = "".join(f"<li><code>{escape(p)}</code></li>" for p in request.patterns) or "<li>(no pattern)</li>"
+    meta = request.metadata
+    extra = ""
+    if meta.get("diff"):
+        extra = diff_html(str(meta["diff"]))
+    elif isinstance(meta.get("cells"), list):
+        extra = cells_html(meta["cells"])
+    elif meta.get("code"):
+        extra = code_html(str(meta["code"]))
+    elif meta.get("command") and meta.get("command") not in request.patterns:
+        extra = f'<pre style="{PRE}">{escape(str(meta["command"]))}</pre>'
+    if meta.get("where"):
+        extra = f'<div style="margin:2px 0">{escape(str(meta["where"]))}</div>' + extra
+    return (f'<div class="ocnb-ask" style="{BOX.format(color=HUES["warning"])}">'
+            f"{icon_html('lock')}<b>{escape(request.agent)}</b> asks for <b>{escape(request.permission)}</b>"
+            + (f": {escape(worded)}" if worded else f'<ul style="margin:2px 0">{patterns}</ul>') + f"{extra}</div>")
+
+
+def permission_record_html(request: PermissionRequest, reply: Reply, *, message: str | None = None,
+                           reason: str | None = None) -> str:
+    """The one line a prompt collapses to once it has been answered."""
+    icon = "✓" if reply != "reject" else "✗"
+    who = f" — {escape(reason)}" if reason else ""
+    said = f": “{escape(message)}”" if message else ""
+    patterns = ", ".join(request.patterns)
+    return (f'<div class="ocnb-ask-record" style="margin:2px 0;color:{MUTED}">{icon} {escape(request.agent)} · '
+            f"{escape(request.permission)} <code>{escape(patterns[:200])}</code> — {REPLY_WORDS[reply]}{said}{who}"
+            "</div>")
+
+
+def permission_record_text(request: PermissionRequest, reply: Reply, *, message: str | None = None,
+                           reason: str | None = None) -> str:
+    said = f': "{message}"' if message else ""
+    why = f" ({reason})" if reason else ""
+    return (f"? {request.agent} asked for {request.permission} {', '.join(request.patterns)}: "
+            f"{REPLY_WORDS[reply]}{said}{why}")
+
+
+def _answered(request: QuestionRequest, answers: Sequence[Sequence[str]] | None, none: str) -> list[tuple[str, str]]:
+    """Each question with its answer in words (`none` where it has none)."""
+    return [(q.question, ", ".join(answers[i]) if answers is not None and i < len(answers) and answers[i] else none)
+            for i, q in enumerate(request.questions)]
+
+
+def question_record_html(request: QuestionRequest, answers: Sequence[Sequence[str]] | None,
+                         reason: str | None = None) -> str:
+    mark = icon_html("question-circle")
+    rows = [f"{mark}{escape(q)} → <b>{escape(a)}</b>" for q, a in _answered(request, answers, "—")]
+    if answers is None:
+        rows.append(f"<i>dismissed{(' — ' + escape(reason)) if reason else ''}</i>")
+    elif reason:
+        rows.append(f"<i>{escape(reason)}</i>")
+    return (f'<div class="ocnb-question-record" style="margin:2px 0;color:{MUTED}">' + "<br/>".join(rows)
+            + "</div>")
+
+
+def question_record_text(request: QuestionRequest, answers: Sequence[Sequence[str]] | None,
+                         reason: str | None = None) -> str:
+    rows = [f"? {q} -> {a}" for q, a in _answered(request, answers, "-")]
+    if answers is None:
+        rows.append(f"  dismissed{(' (' + reason + ')') if reason else ''}")
+    elif reason:
+        rows.append(f"  ({reason})")
+    return "\n".join(rows)
