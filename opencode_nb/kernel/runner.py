@@ -49,11 +49,10 @@ from .notebook.frontend import Frontend, FrontendError
 from .notebook.journal import TURN, Journal
 from .person_tools import PersonTools
 from .presence import Presence
-from .rewind import Rewind, link
+from .rewind import link
 from .stopped import AgentStopped
 
 if TYPE_CHECKING:
-    from ..checkpoint.records import Confirm
     from ..session.models import AssistantMessage, Part
     from ..views import SessionView, ViewHub
     from ..workspace import Workspace
@@ -491,40 +490,6 @@ class NotebookAgent:
         if slash is not None:
             return await ws.command(session_id, slash[0], slash[1], agent=agent, model=model)
         return await ws.prompt(session_id, text.strip(), agent=agent, model=model, parts=parts)
-
-    # ------------------------------------------------------------------------------------------ undo
-
-    async def undo(self, run_id: str | None = None, *, to: str | None = None) -> dict[str, str]:
-        """`%agent undo [--to N|MESSAGE] [RUN]`: the latest turn's (or turns from `to` on) files, cells and
-        bindings in one step, or one live run's bindings."""
-        from .magics import listing
-
-        ws = await self.aworkspace()
-        notebook = ws.notebook
-        if run_id is not None:
-            if notebook is None:
-                return listing.text("Nothing to undo: the agents have no kernel here.")
-            return listing.text(await notebook.undo(run_id))  # type: ignore[attr-defined]
-        rewind = Rewind(self.journal, ws, notebook)  # type: ignore[arg-type]
-        try:
-            return listing.text(await rewind.undo(self.session_id, to=to, confirm=self.confirm()))
-        except LookupError as exc:
-            return listing.text(str(exc.args[0]))
-
-    async def redo(self) -> dict[str, str]:
-        """`%agent redo`: put back what the latest undo took."""
-        from .magics import listing
-
-        ws = await self.aworkspace()
-        rewind = Rewind(self.journal, ws, ws.notebook)  # type: ignore[arg-type]
-        return listing.text(await rewind.redo(confirm=self.confirm()))
-
-    def confirm(self) -> Confirm | None:
-        """How an undo asks before writing over the person's change: a prompt in the cell where a page shows it,
-        else nothing (the change is kept)."""
-        from .undo_ask import ask_overwrite
-
-        return ask_overwrite if self.presence.mode == "interactive" else None
 
     def later(self, bundle: Any, show: Callable[[dict[str, str]], None]) -> None:
         """Show a subcommand's output once it is ready: it waits on the front end, which needs the loop free.

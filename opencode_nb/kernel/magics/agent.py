@@ -457,15 +457,17 @@ class AgentMagics(Magics):
             from ..plans import steps as plans
 
             return plans.list_plans(agent)
-        if command == "undo":  # cells may need the front end: an awaitable bundle, shown when it is ready
+        if command in ("undo", "redo"):  # cells may need the front end: an awaitable bundle, shown when ready
+            from . import undoing
+        if command == "undo":
             if args[:1] == ["--to"]:
                 if len(args) != 2:
                     raise UsageError("%agent undo --to takes a turn number or a message id (%agent checkpoints "
                                      "lists them), e.g. %agent undo --to 2")
-                return agent.undo(to=args[1])  # type: ignore[return-value]
-            return agent.undo(args[0] if args else None)  # type: ignore[return-value]
+                return undoing.undo(agent, to=args[1])  # type: ignore[return-value]
+            return undoing.undo(agent, args[0] if args else None)  # type: ignore[return-value]
         if command == "redo":
-            return agent.redo()  # type: ignore[return-value]
+            return undoing.redo(agent)  # type: ignore[return-value]
         if command in ("checkpoints", "diff"):
             from . import checkpoints
 
