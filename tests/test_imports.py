@@ -17,7 +17,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "opencode_nb"
 
 LAYERS: list[set[str]] = [
-    {"errors", "id", "bus", "handoff", "values", "secrets", "version", "pids"},
+    {"errors", "id", "bus", "handoff", "values", "secrets", "version", "pids", "fs"},
     {"config"},
     {"permission"},
     {"agent", "question", "sandbox"},

@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from .. import fs, secrets
 from .. import id as ids
-from .. import secrets
 from ..errors import ToolError
 from ..provider.request import ToolSpec
 from ..values import Attachment
@@ -329,11 +329,13 @@ def split_lines(text: str) -> list[str]:
 
 
 def save_output(ctx: ToolContext, text: str) -> Path:
+    """The whole output at a fresh name in the tool-output folder, which sandboxed commands may change: made
+    by `fs.write_file`, so a link planted there is replaced, never written through."""
     folder = ctx.data_dir / OUTPUT_FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / ids.ascending("tool")
-    path.write_text(secrets.redact(text), encoding="utf-8")  # as everything else written: see secrets.py
-    return path
+    name = ids.ascending("tool")
+    # Redacted as everything else written: see secrets.py.
+    fs.write_file(folder, name, secrets.redact(text).encode("utf-8"), mode=0o600, replace_kind=True)
+    return folder / name
 
 
 CUT_NOTE_START = "\n\n(Output truncated: "

@@ -12,8 +12,11 @@ steps.
 
 from __future__ import annotations
 
+import contextlib
+
 from pydantic import BaseModel
 
+from .. import fs
 from ..errors import ToolError
 from ..question.events import QuestionInfo, QuestionOption
 from ..values import Todo
@@ -187,4 +190,6 @@ def _read_plan(ctx: ToolContext, plan_path: str) -> PlanDoc:
 def _forget_progress(ctx: ToolContext, plan_path: str) -> None:
     """A plan approved again starts over: the runs and results recorded for its earlier version would
     mark fresh steps as re-runs and feed old results to the model."""
-    (ctx.directory / progress_path(plan_path)).unlink(missing_ok=True)
+    # By `fs`: a plans folder swapped for a link leads nowhere, so no file outside is removed.
+    with contextlib.suppress(fs.Refused):
+        fs.remove(ctx.directory, progress_path(plan_path))

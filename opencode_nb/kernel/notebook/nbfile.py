@@ -3,7 +3,8 @@
 The JSON is edited as loaded, key order kept, and written back with the indent it had, so every part the
 edit did not touch stays byte for byte what the front end wrote (nbformat sorts keys and splits text
 into lines; cells made here follow the same rules). A write goes to a temporary file in the same folder,
-then replaces the notebook in one rename: a reader never sees half a notebook.
+then replaces the notebook in one rename: a reader never sees half a notebook. It goes through `fs`, along
+the path the file had when it was read, so a folder on the way that became a link since is refused.
 
 Cell ids arrived with nbformat 4.5. A file without them gets ids from the cells' positions (`cell-3`),
 which stay the same until the file changes; the first write stores them and marks the file 4.5.
@@ -13,14 +14,17 @@ Nothing here knows whether writing is wise; `cells.py` decides that.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
-import tempfile
+import stat as modes
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ... import fs
 
 NOTEBOOK_ENV = "OPENCODE_NB_NOTEBOOK"
 """Names the notebook file where nothing else does (nbclient and nbconvert tell the kernel nothing)."""
@@ -51,6 +55,9 @@ class NotebookDoc:
     """The file had no cell ids; the positional ones given are stored by the next write."""
     stamp: tuple[int, int]
     """(mtime_ns, size) when read: a write refuses to replace a file that changed since."""
+    real: Path | None = None
+    """Where the file really was when read (links resolved): a save walks to it from `/` without following
+    a link, so a folder on the way swapped for one since is refused, not followed."""
 
     @property
     def cells(self) -> list[dict[str, Any]]:
@@ -81,7 +88,8 @@ def load(path: Path) -> NotebookDoc:
         if not cell.get("id"):
             data["cells"][i] = _with_key(cell, "id", f"cell-{i}")
             ids_added = True
-    return NotebookDoc(data, _indent(text), text.endswith("\n"), ids_added, (stat.st_mtime_ns, stat.st_size))
+    return NotebookDoc(data, _indent(text), text.endswith("\n"), ids_added, (stat.st_mtime_ns, stat.st_size),
+                       Path(os.path.realpath(path)))
 
 
 def dumps(doc: NotebookDoc) -> str:
@@ -99,22 +107,25 @@ def save(path: Path, doc: NotebookDoc) -> None:
         FileExistsError: the file changed on disk since `doc` was read (someone saved it meanwhile).
     """
     text = dumps(doc)
-    stat = path.stat()
-    if (stat.st_mtime_ns, stat.st_size) != doc.stamp:
+    real = doc.real or Path(os.path.realpath(path))
+    top = Path(real.anchor)
+
+    def unchanged(now: os.stat_result | None) -> bool:
+        return now is not None and modes.S_ISREG(now.st_mode) and (now.st_mtime_ns, now.st_size) == doc.stamp
+
+    # `fs.write_file`: a fresh file renamed over the name, its mode kept, the stamp checked in the folder
+    # held; a folder on the way that became a link raises `fs.Refused` (an OSError) and nothing is written.
+    if not unchanged(fs.lstat(top, real)):
         raise FileExistsError(f"{path} changed on disk while it was being edited")
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, stat.st_mode & 0o7777)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        fs.write_file(top, real, text.encode("utf-8"), only_if=unchanged, make_parents=False, durable=True)
+    except fs.Refused as exc:
+        if exc.errno == errno.EEXIST:
+            raise FileExistsError(f"{path} changed on disk while it was being edited") from None
         raise
-    new = path.stat()
-    doc.stamp = (new.st_mtime_ns, new.st_size)
+    new = fs.lstat(top, real)
+    if new is not None:
+        doc.stamp = (new.st_mtime_ns, new.st_size)
     doc.ids_added = False
 
 

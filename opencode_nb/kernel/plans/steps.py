@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
+from ... import fs
 from ...tool.context import NotebookRefused
 from ...tool.support.plandoc import (
     PlanError,
@@ -241,11 +242,13 @@ def _finish(ws: Workspace, plan: Plan, number: int, status: StepStatus, started:
     if status == "done":
         # Tick the file as it is now, not as it was read: the person may have edited it meanwhile; a file
         # that no longer has this step is left alone.
-        with contextlib.suppress(OSError, PlanError):
-            current = plan.file.read_text(encoding="utf-8")
+        # Read and written by `fs`: a plan file (or folder) a command swapped for a link is left alone, and
+        # the file it points at, perhaps in HOME, is neither read nor written.
+        with contextlib.suppress(OSError, PlanError, UnicodeDecodeError):
+            current = fs.read_file(ws.root, plan.path).decode("utf-8")
             ticked = tick(current, plan.path, number)
             if ticked != current:
-                plan.file.write_text(ticked, encoding="utf-8")
+                fs.write_file(ws.root, plan.path, ticked.encode("utf-8"), make_parents=False)
             doc = parse_plan(ticked, plan.path)
     set_todos(ws, plan.session.id, doc)
 

@@ -9,9 +9,6 @@ how long it took and what the model said at the end.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from IPython.core.error import UsageError
 from pydantic import BaseModel, Field
 
+from ... import fs
 from ...tool.support.plandoc import PlanDoc, PlanError, parse_plan, parse_step_line, plan_id_of, progress_path
 
 if TYPE_CHECKING:
@@ -171,18 +169,10 @@ def read_progress(file: Path, plan_id: str) -> PlanProgress:
 
 
 def save_progress(ws: Workspace, plan: Plan, progress: PlanProgress) -> None:
-    """Written whole to a temporary file beside it, then renamed: a reader never sees half a file."""
-    file = ws.root / progress_path(plan.path)
-    file.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{file.name}.", dir=file.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(progress.model_dump_json(indent=1))
-        os.replace(temporary, file)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    """Written whole to a fresh file beside it, then renamed (`fs.write_file`): a reader never sees half a
+    file, and a plans folder or progress file that a command swapped for a link is refused or replaced, never
+    written through."""
+    fs.write_file(ws.root, progress_path(plan.path), progress.model_dump_json(indent=1).encode("utf-8"))
 
 
 def update_step(ws: Workspace, plan: Plan, number: int, **changes: Any) -> StepProgress:

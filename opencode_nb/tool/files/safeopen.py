@@ -15,12 +15,17 @@ link there means it was flipped meanwhile) and never blocks (`O_NONBLOCK`: a FIF
 Files are opened read-only; a write reopens the same inode for writing only when it is about to happen,
 so a refused write never even opens the file for writing (file watchers react to that).
 
-New files and folders are made through a descriptor of the deepest folder that exists (`dir_fd`), with
-`O_EXCL | O_NOFOLLOW`, so a name that appears meanwhile, perhaps as a link, is refused and never followed.
-A person may take minutes to approve a write, so just before writing the descriptor's location is read
-again: a folder renamed out of the project in the meantime is caught.
+Writing goes through the product's one writer (`opencode_nb.fs`) wherever a name is made or replaced: new
+files and folders are made by a walk from `/` along the checked path, every folder opened with no-follow,
+the file a fresh one renamed in only if the name is still free, so a name or folder that appears meanwhile,
+perhaps as a link, is refused and never followed. A person may take minutes to approve a write, so just
+before writing the checked folder's location is read again: a folder renamed out of the project in the
+meantime is caught.
 
-Not covered: hard links. A second name for an outside file, made inside the project, is that file.
+A file with more than one name (a hard link, perhaps made to a file outside the project before the session)
+is replaced at the checked name the same way, and only if that name still holds the inode checked: its other
+names keep their content. A file with one name is written in place through the checked inode, so its
+inode, owner and extended attributes stay.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from ... import fs
 
 try:
     import fcntl
@@ -246,6 +253,10 @@ def _missing(path: Path, error: OSError) -> Opened:
 
 def _overwrite(opened: Opened, data: bytes) -> None:
     assert opened.fd is not None
+    held = os.fstat(opened.fd)
+    if held.st_nlink > 1 and HAS_DIR_FD:
+        _replace(opened, held, data)
+        return
     if HAS_PROC_FD:
         # The magic link reopens the very inode held, whatever its names are now.
         wfd = os.open(PROC_FD / str(opened.fd), WRITE_FLAGS)
@@ -261,6 +272,16 @@ def _overwrite(opened: Opened, data: bytes) -> None:
         os.close(wfd)
 
 
+def _replace(opened: Opened, held: os.stat_result, data: bytes) -> None:
+    """A multiply-linked file: a fresh file renamed over the checked name, if it still holds `held`."""
+    try:
+        fs.write_file(Path(opened.path.anchor), opened.path, data, make_parents=False,
+                      only_if=lambda now: now is not None and os.path.samestat(now, held))
+    except fs.Refused as exc:
+        raise PathChanged(errno.ENOENT, f"the file was moved or replaced after it was checked ({exc.why})",
+                          str(opened.path)) from None
+
+
 def _create(opened: Opened, data: bytes) -> None:
     if not HAS_DIR_FD:
         _create_by_path(opened, data)
@@ -272,32 +293,12 @@ def _create(opened: Opened, data: bytes) -> None:
     base = opened.path.parents[len(opened.to_make) - 1]
     if fd_path(opened.parent_fd, base) != base:
         raise PathChanged(errno.ENOENT, "the folder was moved after it was checked", str(base))
-    fd = opened.parent_fd
     try:
-        for name in opened.to_make[:-1]:
-            with contextlib.suppress(FileExistsError):  # made meanwhile: fine if it is a real folder,
-                os.mkdir(name, 0o777, dir_fd=fd)        # which O_NOFOLLOW below insists on
-            try:
-                inner = os.open(name, DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in LINK_ERRNOS or exc.errno == errno.ENOTDIR:
-                    raise PathChanged(errno.EEXIST, "a folder on the path became a link or a file",
-                                      str(opened.path)) from None
-                raise
-            if fd != opened.parent_fd:
-                os.close(fd)
-            fd = inner
-        try:
-            wfd = os.open(opened.to_make[-1], CREATE_FLAGS, 0o666, dir_fd=fd)
-        except FileExistsError:
-            raise PathChanged(errno.EEXIST, "the file appeared after it was checked", str(opened.path)) from None
-        try:
-            _write_all(wfd, data)
-        finally:
-            os.close(wfd)
-    finally:
-        if fd != opened.parent_fd:
-            os.close(fd)
+        fs.write_file(Path(opened.path.anchor), opened.path, data, only_if=lambda now: now is None)
+    except fs.Refused as exc:
+        what = ("the file appeared after it was checked" if exc.errno == errno.EEXIST
+                else f"a folder on the path became a link or a file ({exc.why})")
+        raise PathChanged(errno.EEXIST, what, str(opened.path)) from None
 
 
 def _create_by_path(opened: Opened, data: bytes) -> None:
