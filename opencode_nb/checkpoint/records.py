@@ -85,6 +85,11 @@ class UndoReport:
     action: Literal["undo", "redo"] = "undo"
     indexes: list[int] = field(default_factory=list)
     """1-based indexes of the turns in `turns`, for the summary."""
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    """Files that could not be put back, each with why (the OS refused, a protected path); the rest were."""
+    not_undone: list[str] = field(default_factory=list)
+    """Files over the size cap (or repositories of their own, `dir/`) that no checkpoint holds: what the turns
+    did to them cannot be taken back."""
 
     def text(self) -> str:
         """The person-facing summary, e.g. "Took back turn 3: restored a.py, b.csv; removed out.txt"."""
@@ -102,6 +107,11 @@ class UndoReport:
         lines = [head + (": " + "; ".join(done) if done else "")]
         for conflict in self.kept:
             lines.append(f"Kept {conflict.path}: {conflict.reason}")
+        for path, why in self.failed:
+            lines.append(f"Could not {'restore' if self.action == 'undo' else 'put back'} {path}: {why}")
+        if self.not_undone:
+            lines.append(f"Not {'taken' if self.action == 'undo' else 'put'} back (never recorded, so what the "
+                         f"turns did to them stays): {not_recorded(self.not_undone)}")
         if self.unavailable is not None:
             lines.append(f"Files were not {'undone' if self.action == 'undo' else 'redone'}: {self.unavailable}")
         return "\n".join(lines)

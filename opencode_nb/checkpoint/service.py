@@ -2,7 +2,10 @@
 
 The loop calls `before_tool` and `after_tool` around every tool call that may change files (any tool but
 the few that only read or talk): the first of a turn records the tree "before", each one records the
-tree after it (one step, kept for per-step diffs) and moves the turn's "after" forward. Snapshots run in a
+tree after it (one step, kept for per-step diffs) and moves the turn's "after" forward. Every later
+`before_tool` of the turn records the tree again when no call of the session is running: what changed since
+the last step was changed between the agent's steps, by someone else (the person saving a file while the
+model thinks), and is kept as a step of its own (`BETWEEN_STEPS`) that undo never takes back unasked. Snapshots run in a
 worker thread, so a kernel's event loop never waits on git; a failure never fails the tool — checkpoints
 turn off with a notice in `why_not` and the log.
 
@@ -20,14 +23,20 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from .. import secrets
+from ..config.paths import global_config_dir
 from ..config.schema import CheckpointsConfig
 from ..session.service import SessionService
 from ..session.store import SessionStore
 from ..session.store_checkpoints import TurnRow
+from .aside import WRITERS, Aside
 from .records import FileChange, TurnRecord
 from .store import EMPTY_TREE, Snapshot, SnapshotError, SnapshotStore
+from .text import redact_patch
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +46,9 @@ READ_ONLY_TOOLS = frozenset({
 })
 """Tools that change no file of the project: no checkpoint around them. Every other tool (a person's own,
 an MCP server's) may write files, so it gets one."""
+
+BETWEEN_STEPS = "(between steps)"
+"""The step name of what changed between two tool calls of a turn, not during one."""
 
 CHANGES_KEPT = 512
 """How many answers of `_changed` are kept (a few hundred turns' worth)."""
@@ -60,9 +72,16 @@ class Checkpoints:
         git = git if git is not None else shutil.which("git")
         self.git_dir = data_dir / "checkpoints" / f"{project_key(root)}.git"
         self.snapshots = SnapshotStore(self.git_dir, root, max_file_bytes=int(self.settings.max_file_mb * 2**20),
-                                       excludes=[data_dir], git=git or "git")
+                                       excludes=[data_dir], git=git or "git", protected=_outside_the_project(root))
+        self.aside = Aside(self.git_dir / "aside", root, self.snapshots.max_file_bytes)
+        """Big files copied aside before a file tool writes them (`aside.py`)."""
         self._off: str | None = _why_off(self.settings, git, root)
         self._begun: set[str] = set()
+        self._running: dict[str, int] = {}
+        """Tool calls of each session between `before_tool` and `after_tool`: a snapshot between steps is taken
+        only when none runs, so one call's writes are never mistaken for the person's."""
+        self._last: dict[str, str] = {}
+        """The latest tree recorded for each turn."""
         self._locks: dict[str, asyncio.Lock] = {}
         self._warming: asyncio.Task[Snapshot | None] | None = None
         self._changes: dict[tuple[str, str], list[FileChange]] = {}
@@ -98,19 +117,30 @@ class Checkpoints:
             return
         self._warming = loop.create_task(self._snapshot())
 
-    async def before_tool(self, session_id: str, tool: str) -> None:
-        """Record the tree before the turn's first possible change (once per turn)."""
+    async def before_tool(self, session_id: str, tool: str, args: Any = None) -> None:
+        """Record the tree before the turn's first possible change (once per turn), what changed since the last
+        step, and a copy of the big file a file tool is about to write (`args`: the tool's input)."""
         if self._off is not None or tool in READ_ONLY_TOOLS:
             return
+        idle = self._running.get(session_id, 0) == 0
+        self._running[session_id] = self._running.get(session_id, 0) + 1
         try:
+            if idle:
+                await self._between(session_id)
             await self._before(session_id)
+            turn = self._turn_of(session_id) if tool in WRITERS else None
+            if turn is not None and turn in self._begun:
+                await asyncio.to_thread(self.aside.keep, turn, tool, args)
         except Exception as exc:  # never the tool's failure: recording stops, and says why
             log.exception("recording a checkpoint failed")
             self.turn_off(f"checkpoints are off after an error ({type(exc).__name__}: {exc})")
 
     async def after_tool(self, session_id: str, tool: str) -> None:
         """Record the tree after a step that may have changed files."""
-        if self._off is not None or tool in READ_ONLY_TOOLS:
+        if tool in READ_ONLY_TOOLS:
+            return
+        self._running[session_id] = max(0, self._running.get(session_id, 0) - 1)
+        if self._off is not None:
             return
         try:
             await self._after(session_id, tool)
@@ -125,11 +155,13 @@ class Checkpoints:
         async with self._locks.setdefault(session_id, asyncio.Lock()):
             if turn in self._begun or self._off is not None:
                 return
-            snap = await self._snapshot()
+            snap = await self._snapshot(fresh=True)
             if snap is None:
                 return
             self.store.record_before(session_id, turn, snap.tree, snap.skipped, time.time())
             self._begun.add(turn)
+            self._last[turn] = snap.tree
+            await asyncio.to_thread(self.aside.mark_start, turn, snap.skipped)
             try:
                 await asyncio.to_thread(self._retain, snap.tree)
             except (SnapshotError, OSError) as exc:  # pruning failed: recording goes on, the store is only bigger
@@ -144,30 +176,50 @@ class Checkpoints:
             if snap is None:
                 return
             self.store.record_after(session_id, turn, tool, snap.tree, snap.skipped, time.time())
+            self._last[turn] = snap.tree
+            await asyncio.to_thread(self._kept_after, snap.tree, turn)
+
+    def _kept_after(self, tree: str, turn: str) -> None:
+        """A step's tree held and its big files fingerprinted, in one trip to a worker thread (each trip costs
+        a wake-up of the loop, and a step already makes three)."""
+        self.snapshots.keep([tree])
+        self.aside.left(turn)
+
+    async def _between(self, session_id: str) -> None:
+        """Record what changed since the turn's last step, before its next tool call, as a step of its own."""
+        turn = self._turn_of(session_id)
+        if turn is None or turn not in self._begun:
+            return
+        async with self._locks.setdefault(session_id, asyncio.Lock()):
+            snap = await self._snapshot()
+            if snap is None or snap.tree == self._last.get(turn):
+                return
+            self.store.record_after(session_id, turn, BETWEEN_STEPS, snap.tree, snap.skipped, time.time())
+            self._last[turn] = snap.tree
             await asyncio.to_thread(self.snapshots.keep, [snap.tree])
 
     def _turn_of(self, session_id: str) -> str | None:
         self.sessions.writes.commit()
         return self.store.latest_turn(session_id)
 
-    async def _snapshot(self) -> Snapshot | None:
+    async def _snapshot(self, *, fresh: bool = False) -> Snapshot | None:
         try:
-            return await asyncio.to_thread(self._snapshot_or_make_room)
+            return await asyncio.to_thread(self._snapshot_or_make_room, fresh)
         except (SnapshotError, OSError) as exc:
             self.turn_off(f"checkpoints are off: the snapshot store {self.git_dir} could not be written ({exc}); "
                           "files changed from now on cannot be undone")
             return None
 
-    def _snapshot_or_make_room(self) -> Snapshot:
+    def _snapshot_or_make_room(self, fresh: bool = False) -> Snapshot:
         try:
-            return self.snapshots.snapshot()
+            return self.snapshots.snapshot(fresh=fresh)
         except (SnapshotError, OSError) as exc:
             if not any(word in str(exc).lower() for word in _NO_SPACE):
                 raise
             rows = [r for r in self.store.checkpoint_turns() if r.before_tree]
             log.warning("checkpoint store is out of space (%s): pruning the oldest %d turns", exc, len(rows) // 2 or 1)
             self._prune(rows[: len(rows) // 2 or 1])
-            return self.snapshots.snapshot()
+            return self.snapshots.snapshot(fresh=fresh)
 
     def _retain(self, tree: str) -> None:
         self.snapshots.keep([tree])
@@ -175,11 +227,13 @@ class Checkpoints:
         rows = [r for r in self.store.checkpoint_turns() if r.before_tree]
         if len(rows) > keep + max(1, keep // 10):
             self._prune(rows[: len(rows) - keep])
+        self.aside.drop({r.message_id for r in self.store.checkpoint_turns() if r.before_tree})
 
     def _prune(self, rows: list[TurnRow]) -> None:
         """Forget these turns' trees (oldest first) and let git delete what nothing else reaches."""
         self.store.drop_checkpoints([r.message_id for r in rows])
         self.snapshots.prune(self.store.live_trees())
+        self.aside.drop({r.message_id for r in self.store.checkpoint_turns() if r.before_tree})
 
     def turn_off(self, reason: str) -> None:
         """Stop recording, and say why once."""
@@ -203,7 +257,7 @@ class Checkpoints:
                     files = [f for f in self._changed(row.before_tree, row.after_tree) if f.path not in skipped]
                 except SnapshotError as exc:
                     log.warning("cannot read the checkpoints of turn %d: %s", index, exc)
-            out.append(TurnRecord(session_id, head.message_id, index, head.text, files, skipped,
+            out.append(TurnRecord(session_id, head.message_id, index, secrets.redact(head.text), files, skipped,
                                   row is not None and row.undone is not None, head.created_at))
         return out
 
@@ -216,7 +270,8 @@ class Checkpoints:
         return self._changes[key]
 
     def diff(self, session_id: str, n: int | None = None) -> str:
-        """The unified diff of turn `n` (1-based; the latest turn still standing when None).
+        """The unified diff of turn `n` (1-based; the latest turn still standing when None), redacted
+        (`text.redact_patch`: known secrets, and every value of a secret file such as `.env`).
 
         Raises:
             ValueError: the session has no such turn.
@@ -234,10 +289,11 @@ class Checkpoints:
         row = next((r for r in self.store.checkpoint_turns(session_id) if r.message_id == turn.message_id), None)
         if row is None or not row.before_tree or not row.after_tree:
             return ""
-        return self.snapshots.patch(row.before_tree, row.after_tree)
+        return redact_patch(self.snapshots.patch(row.before_tree, row.after_tree))
 
     def steps(self, session_id: str, n: int) -> list[tuple[str, str]]:
-        """Turn `n`'s steps that may have changed files: (tool, unified diff of that step), in order."""
+        """Turn `n`'s steps that may have changed files: (tool, redacted unified diff of that step), in order;
+        what changed between two tool calls is a step named `BETWEEN_STEPS`."""
         turns = self.turns(session_id)
         if not 1 <= n <= len(turns):
             raise ValueError(f"there is no turn {n}: the session has {len(turns)} turn(s)")
@@ -246,9 +302,22 @@ class Checkpoints:
         previous = row.before_tree if row is not None and row.before_tree else EMPTY_TREE
         out = []
         for tool, tree in self.store.step_trees(message_id):
-            out.append((tool, self.snapshots.patch(previous, tree)))
+            out.append((tool, redact_patch(self.snapshots.patch(previous, tree))))
             previous = tree
         return out
+
+
+def _outside_the_project(root: Path) -> Callable[[Path], bool]:
+    """What a restore may never write: the global config folder (it lies inside a project that is HOME or
+    holds it), and anything not under the project (the writer never leaves it; this says so twice)."""
+    real_root = Path(os.path.realpath(root))
+    config = Path(os.path.realpath(global_config_dir()))
+
+    def refused(path: Path) -> bool:
+        inside = path == real_root or real_root in path.parents
+        return not inside or path == config or config in path.parents
+
+    return refused
 
 
 def _why_off(settings: CheckpointsConfig, git: str | None, root: Path) -> str | None:

@@ -2,14 +2,25 @@
 
 Every call runs `git` with `GIT_DIR` set to the store, `GIT_WORK_TREE` to the project root and
 `GIT_INDEX_FILE` to the store's own index, and with the person's global and system git config shut out, so
-nothing here reads or writes the person's `.git`, their index, refs or hooks. A snapshot is one stat-cached pass
-(`ls-files` of what changed, `update-index` of those: an unchanged file costs one `lstat`) then `write-tree`; the
-tree id is the checkpoint.
+nothing here reads or writes the person's `.git`, their index, refs or hooks; and the store's own config is
+checked before every call, with the settings that make git run programs pinned (`gitconfig.py`). A snapshot
+is one stat-cached pass (`ls-files` of what changed, `update-index` of those: an unchanged file costs one
+`lstat`) then `write-tree`; the tree id is the checkpoint.
 
-What is left out: what the project's `.gitignore` files say, the person's `.git/info/exclude`, and our own
-list (`.git`, the data dir when it lies inside the project, venvs, `node_modules`, `__pycache__`,
+What is left out: what the project's `.gitignore` files and the person's `.git/info/exclude` said when the
+person last changed them (`ignores.py`: frozen, so a turn that writes `*` there still has its files recorded),
+and our own list (`.git`, the data dir when it lies inside the project, venvs, `node_modules`, `__pycache__`,
 `.ipynb_checkpoints`). A file over the size cap is not recorded, nor a git repository of its own inside the
 project (its git keeps its files, and an undo must not rewrite them); a snapshot names both in `skipped`.
+What is not a file, a link or a folder (a named pipe, a socket), and whatever lies beyond a link (a tracked
+folder swapped for a link), counts as gone: recorded as absent, so the undo puts back what was there, and
+never a reason for the snapshot to fail.
+
+Writing back goes through `fs` (the one writer that never follows a link out of the project): removals first,
+deepest first, so a link or a file that took a folder's place is gone before the folder's files come back;
+then each file is written to a fresh name and renamed over the entry, whatever kind it had become (a hard
+link is replaced, its other name untouched). A path that cannot be written is named with why, and the rest
+go on: an undo never stops half-way.
 
 All methods block; the service calls them off the event loop. One lock serialises them, since git's index
 lock would make two at once fail.
@@ -20,14 +31,19 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
+import re
 import shutil
 import stat
 import subprocess
+import sys
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import fs
+from . import gitconfig
+from .ignores import IGNORE_NAME, PERSON_EXCLUDE, FrozenRules, Sources
 from .records import FileChange
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -36,7 +52,17 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 OWN_EXCLUDES = (".git", "node_modules", "__pycache__", ".ipynb_checkpoints", ".venv", "venv")
 """Left out of every snapshot, besides what `.gitignore` says: never the person's work, often huge."""
 
+POSIX_CONFIG = {"core.protectNTFS": "false"}
+"""Given to every git call where file names are plain bytes (Linux): git otherwise refuses, in silence
+("Ignoring path", exit 0), to record any path through `GIT~1` or `.git.` (what `.git` may be called on a
+Windows file system), so a turn's files there would outlive its undo. Restores never go through git
+(`fs` writes them), so nothing of git's own is reached by recording them. Not on Windows, where those names
+are `.git`, nor macOS, whose file system folds names git's HFS rules guard against."""
+_REFUSED = "Ignoring path "
+"""How `update-index` says, exiting 0, that it did not record a path (a name git's rules refuse)."""
 _REF_PREFIX = "refs/checkpoints/"
+ADOPT_ROUNDS = 4
+"""How many times a snapshot lists the tree again under newly found ignore files (see `_adopt_new_ignores`)."""
 
 
 class SnapshotError(Exception):
@@ -62,12 +88,22 @@ class SnapshotStore:
     """The git dir at `git_dir`, whose work tree is `work_tree`."""
 
     def __init__(self, git_dir: Path, work_tree: Path, *, max_file_bytes: int = 20 * 2**20,
-                 excludes: Sequence[Path] = (), git: str | None = None) -> None:
+                 excludes: Sequence[Path] = (), git: str | None = None,
+                 protected: Callable[[Path], bool] | None = None) -> None:
         self.git_dir = git_dir
         self.work_tree = work_tree
+        self.protected = protected
+        """Asked with each absolute path a restore would write or remove; True refuses it (the global config
+        folder, when the project holds it)."""
+        self.frozen = FrozenRules(git_dir / "ignore-rules.json")
         self.max_file_bytes = max_file_bytes
         self.git = git or shutil.which("git") or "git"
         self._extra_excludes = [p for p in excludes]
+        self._written: tuple[tuple[int, int, int, int], str] | None = None
+        """The index as the last snapshot left it, and its tree: a snapshot that finds nothing to record and the
+        index unchanged returns that tree without running `write-tree` (a step's second snapshot usually)."""
+        self._ignores_at: tuple[tuple[int, int, int, int], frozenset[str]] | None = None
+        """The ignore files of one version of the index (`_recorded_ignores`)."""
         self._lock = threading.RLock()
         self._env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         self._env.update({
@@ -75,6 +111,11 @@ class SnapshotStore:
             "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0",
             "GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C",
         })
+        config = {**dict(gitconfig.COMMAND_LINE),
+                  **(POSIX_CONFIG if os.name == "posix" and sys.platform != "darwin" else {})}
+        self._env["GIT_CONFIG_COUNT"] = str(len(config))
+        for i, (key, value) in enumerate(config.items()):
+            self._env[f"GIT_CONFIG_KEY_{i}"], self._env[f"GIT_CONFIG_VALUE_{i}"] = key, value
 
     # ------------------------------------------------------------------------------------------ setup
 
@@ -92,10 +133,13 @@ class SnapshotStore:
                                   text=True, env=plain, cwd=self.git_dir.parent)
             if proc.returncode != 0:
                 raise SnapshotError(_first(proc.stderr) or "git init failed")
-            for key, value in (("core.bare", "false"), ("core.autocrlf", "false"), ("core.untrackedCache", "true"),
-                               ("core.quotePath", "false"), ("core.logAllRefUpdates", "false"),
-                               ("gc.auto", "0"), ("core.fsmonitor", "false"), ("core.hooksPath", os.devnull)):
-                self._run("config", key, value)
+            try:  # git's findings about the file system, then nothing but our own settings (`gitconfig.py`)
+                made = (self.git_dir / "config").read_text(encoding="utf-8", errors="replace")
+                probed = {key: found[1].lower() for key in gitconfig.PROBED
+                          if (found := re.search(rf"^\t{key.split('.')[1]} = (true|false)$", made, re.M | re.I))}
+                gitconfig.write(self.git_dir, probed)
+            except OSError as exc:
+                raise SnapshotError(f"could not write the checkpoint store's config: {_why(exc)}") from exc
 
     def healthy(self, trees: Iterable[str] = ()) -> str | None:
         """None when the store answers and holds every tree in `trees`; else what is wrong, for the person."""
@@ -121,43 +165,118 @@ class SnapshotStore:
 
     # ------------------------------------------------------------------------------------------ snapshots
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, *, fresh: bool = False) -> Snapshot:
         """Record the project's files now; cheap when little changed.
 
         One stat pass over the tree: `ls-files` names what is new, changed or gone since the store's index last
         saw it (its stat cache makes an unchanged file cost one `lstat`), and only those paths are hashed and
         written into the index (`update-index`), the ones over the size cap left out. `add -A` would walk the
-        tree a second time to find the same paths.
+        tree a second time to find the same paths. Each path's kind is read without following a link (its folder
+        walked once by descriptors, `_entries`): a path under a link, or one that is no file or link, is dropped
+        from the index (`--force-remove`), since git refuses to add either and would fail the whole snapshot.
+
+        Args:
+            fresh: the first snapshot of a turn, where the person's edits of ignore files are adopted.
         """
         with self._lock:
             self.ensure()
-            self._write_excludes()
-            out = self._run("ls-files", "-z", "--others", "--modified", "--exclude-standard")
-            recorded, skipped = [], []
-            for rel in dict.fromkeys(out.split("\0")):
-                if not rel:
-                    continue
-                try:
-                    st = os.lstat(self.work_tree / rel)
-                except OSError:
-                    recorded.append(rel)  # gone: `--remove` drops it from the index
-                    continue
-                if rel.endswith("/") or (stat.S_ISREG(st.st_mode) and st.st_size > self.max_file_bytes):
+            adopting = fresh or not self.frozen.known()
+            rules = self._frozen_rules(fresh)
+            exclude = self._write_excludes(rules)
+            how = ("--exclude-standard",) if rules is None else (f"--exclude-from={exclude}",)
+            out = self._run("ls-files", "-z", "--others", "--modified", *how)
+            if rules is not None and adopting:
+                out = self._adopt_new_ignores(out)
+            recorded, gone, skipped = [], [], []
+            listed = [rel for rel in dict.fromkeys(out.split("\0")) if rel]
+            if not listed and not adopting and self._written is not None and self._written[0] == self._index_key():
+                # Nothing to record and the index as we left it: its tree, without `write-tree`. What the ignore
+                # files hold is noted all the same (`.git/info/exclude` changes without being listed).
+                if rules is not None:
+                    self.frozen.saw(self._ignore_sources())
+                return Snapshot(self._written[1], [])
+            entries = _entries(self.work_tree, [rel for rel in listed if not rel.endswith("/")])
+            for rel in listed:
+                if rel.endswith("/"):
                     skipped.append(rel)  # `dir/`: a repository of its own, which an undo must not rewrite
-                else:
+                    continue
+                found = entries[rel]
+                if found is not None and stat.S_ISREG(found.st_mode) and found.st_size > self.max_file_bytes:
+                    skipped.append(rel)
+                elif found is not None and (stat.S_ISREG(found.st_mode) or stat.S_ISLNK(found.st_mode)):
                     recorded.append(rel)
+                else:
+                    gone.append(rel)  # missing, beyond a link, a folder now, a pipe: not a file any more
             if skipped:
-                tracked = set(self._run("ls-files", "-z", "--", *skipped).split("\0")) - {""}
-                if tracked:
-                    self._run("update-index", "-z", "--force-remove", "--stdin",
-                              stdin="".join(f"{p}\0" for p in sorted(tracked)))
+                gone += sorted(set(self._run("ls-files", "-z", "--", *skipped).split("\0")) - {""})
+            if gone:
+                self._run("update-index", "-z", "--force-remove", "--stdin", stdin="".join(f"{p}\0" for p in gone))
             if recorded:
+                said: list[str] = []
                 self._run("update-index", "-z", "--add", "--remove", "--replace", "--stdin",
-                          stdin="".join(f"{p}\0" for p in recorded))
+                          stdin="".join(f"{p}\0" for p in recorded), said=said)
+                skipped += [line[len(_REFUSED):] for line in said if line.startswith(_REFUSED)]  # named, not silent
             tree = self._run("write-tree").strip()
+            if rules is not None:
+                self.frozen.saw(self._ignore_sources())
+            written = self._index_key()
+            self._written = (written, tree) if not skipped and written is not None else None
             return Snapshot(tree, skipped)
 
-    def _write_excludes(self) -> None:
+    def _index_key(self) -> tuple[int, int, int, int] | None:
+        """What tells one version of the store's index from another: git never rewrites it in place but
+        renames a new file over it, so its inode, size and times move with every write (ours or another
+        process's on the same store)."""
+        try:
+            st = os.stat(self.git_dir / "index")
+        except OSError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+    def _recorded_ignores(self) -> set[str]:
+        """The ignore files the store's index holds. Listing it is a git call and a pass over every path, and
+        each snapshot asks twice (before and after recording); the answer is kept while the index is the same
+        one, so an unchanged tree costs what it did before ignore files were frozen (10k files: ~45 ms → ~25)."""
+        key = self._index_key()
+        if key is not None and self._ignores_at is not None and self._ignores_at[0] == key:
+            return set(self._ignores_at[1])
+        listed = self._run("ls-files", "-z").split("\0")
+        paths = {p for p in listed if p == IGNORE_NAME or p.endswith("/" + IGNORE_NAME)}
+        self._ignores_at = (key, frozenset(paths)) if key is not None else None
+        return paths
+
+    def _frozen_rules(self, fresh: bool) -> list[str] | None:
+        """The person's ignore rules in force (`ignores.py`); None would let git read them live."""
+        return self.frozen.rules(self._ignore_sources(), fresh=fresh)
+
+    def _adopt_new_ignores(self, listed: str) -> str:
+        """The listing again under the ignore files it found that no snapshot had seen (`FrozenRules.adopt`),
+        as often as adopting some reveals more (a `!` in one can show another folder's), at most
+        `ADOPT_ROUNDS` times."""
+        for _ in range(ADOPT_ROUNDS):
+            found: Sources = {}
+            for rel in listed.split("\0"):
+                if rel == IGNORE_NAME or rel.endswith("/" + IGNORE_NAME):
+                    data = self.current(rel, links=False)
+                    found[rel] = None if data is None else data.decode("utf-8", errors="replace")
+            rules = self.frozen.adopt(found) if found else None
+            if rules is None:
+                break
+            exclude = self._write_excludes(rules)
+            listed = self._run("ls-files", "-z", "--others", "--modified", f"--exclude-from={exclude}")
+        return listed
+
+    def _ignore_sources(self) -> Sources:
+        """Every ignore file the store knows of (recorded ones, and ones it froze or saw), with its content now,
+        read without following a link."""
+        paths = self._recorded_ignores() | self.frozen.paths() | {PERSON_EXCLUDE, IGNORE_NAME}
+        out: Sources = {}
+        for path in sorted(paths):
+            data = self.current(path, links=False)
+            out[path] = None if data is None else data.decode("utf-8", errors="replace")
+        return out
+
+    def _write_excludes(self, rules: list[str] | None) -> Path:
         lines = [f"{name}/" if name in ("venv", ".venv") else name for name in OWN_EXCLUDES]
         lines += [f"/{rel}/" for rel in self._venvs()]
         for path in self._extra_excludes:
@@ -167,19 +286,23 @@ class SnapshotStore:
                 continue
             if str(rel) not in ("", "."):
                 lines.append(f"/{rel.as_posix()}/")
-        person = self.work_tree / ".git" / "info" / "exclude"
-        if person.is_file():
-            with contextlib.suppress(OSError):
-                lines += person.read_text(errors="replace").splitlines()
+        if rules is None:
+            person = self.work_tree / ".git" / "info" / "exclude"
+            if person.is_file():
+                with contextlib.suppress(OSError):
+                    lines += person.read_text(errors="replace").splitlines()
+        else:  # ours last: later lines win, so no `!node_modules` of the project's brings them back
+            lines = rules + lines
         text = "\n".join(lines) + "\n"
         target = self.git_dir / "info" / "exclude"
         try:
             if target.read_text() == text:
-                return
+                return target
         except OSError:
             pass
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
+        return target
 
     def _venvs(self) -> list[str]:
         """Folders holding `pyvenv.cfg` (a virtualenv, whatever its name), at the top or one level down."""
@@ -257,6 +380,7 @@ class SnapshotStore:
         if not wanted:
             return {}
         with self._lock:
+            self._verified()
             proc = subprocess.run([self.git, "cat-file", "--batch"], input="".join(f"{b}\n" for b in wanted).encode(),
                                   capture_output=True, env=self._env, cwd=self.work_tree)
         if proc.returncode != 0:
@@ -274,38 +398,67 @@ class SnapshotStore:
 
     # ------------------------------------------------------------------------------------------ writing
 
-    def write_files(self, files: dict[str, tuple[str, bytes] | None]) -> None:
-        """Put each path in the state given: `(mode, content)` written, None deleted (empty folders go too)."""
-        root = self.work_tree
-        for rel, state in files.items():
-            target = root / rel
-            if state is None:
-                if target.is_symlink() or target.is_file():
-                    target.unlink()
-                    _prune_empty(target.parent, root)
-                continue
-            mode, content = state
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if target.is_symlink() or (mode == "120000" and target.exists()):
-                target.unlink()
-            if mode == "120000":
-                os.symlink(content.decode(errors="surrogateescape"), target)
-                continue
-            target.write_bytes(content)
-            want_exec = mode == "100755"
-            current = target.stat().st_mode
-            is_exec = bool(current & stat.S_IXUSR)
-            if want_exec != is_exec:
-                bits = stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
-                target.chmod(current | bits if want_exec else current & ~bits)
+    def write_files(self, files: dict[str, tuple[str, bytes] | None]) -> list[tuple[str, str]]:
+        """Put each path in the state given: `(mode, content)` written, None removed (emptied folders go too).
 
-    def current(self, rel: str) -> bytes | None:
-        """A work-tree file's content now (a symlink's target), None when it is not there."""
-        path = self.work_tree / rel
+        Returns the paths that could not be put so, each with why (a link or a file where a folder should
+        be that nobody let go, a protected path, the OS refusing); every other path is done.
+        """
+        root = self.work_tree
+        failed: list[tuple[str, str]] = []
+        removals = sorted((p for p, s in files.items() if s is None), key=lambda p: (-p.count("/"), p))
+        for rel in removals:
+            try:
+                fs.remove(root, rel, protected=self.protected)
+            except OSError as exc:
+                failed.append((rel, _why(exc)))
+                continue
+            self._prune_empty(rel)
+        for rel in sorted((p for p, s in files.items() if s is not None), key=lambda p: (p.count("/"), p)):
+            mode, content = files[rel] or ("", b"")
+            try:
+                if mode == "120000":
+                    fs.make_symlink(root, rel, content.decode(errors="surrogateescape"), protected=self.protected,
+                                    replace_kind=True)
+                else:
+                    fs.write_file(root, rel, content, mode=self._mode(rel, mode == "100755"),
+                                  protected=self.protected, replace_kind=True)
+            except OSError as exc:
+                failed.append((rel, _why(exc)))
+        return failed
+
+    def _mode(self, rel: str, executable: bool) -> int:
+        """The permission bits to write `rel` with: the file's own with the execute bits as the tree says."""
+        bits = stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+        current = 0o644
+        if fs.kind(self.work_tree, rel) == "file":
+            with contextlib.suppress(OSError):  # only the bits are read here; the write never follows a link
+                current = stat.S_IMODE(os.lstat(self.work_tree / rel).st_mode)
+        elif executable:
+            current = 0o755
+        return current | (bits & ((current & 0o444) >> 2)) if executable else current & ~bits
+
+    def _prune_empty(self, rel: str) -> None:
+        parts = rel.split("/")[:-1]
+        while parts:
+            try:
+                fs.remove(self.work_tree, "/".join(parts), protected=self.protected)
+            except OSError:
+                return
+            parts.pop()
+
+    def current(self, rel: str, *, links: bool = True) -> bytes | None:
+        """A work-tree file's content now (a link's target, unless `links` is False), None when no file or link
+        is there. Never read through a link: a path beyond one, or a file whose descriptor turns out to lie
+        elsewhere (a folder swapped meanwhile), counts as not there; a named pipe is never opened."""
+        found = fs.kind(self.work_tree, rel)
+        path = Path(os.path.realpath(self.work_tree)) / rel
         try:
-            if path.is_symlink():
-                return os.readlink(path).encode(errors="surrogateescape")
-            return path.read_bytes() if path.is_file() else None
+            if found == "link":
+                return os.readlink(path).encode(errors="surrogateescape") if links else None
+            if found != "file":
+                return None
+            return fs.read_file(self.work_tree, rel)
         except OSError:
             return None
 
@@ -327,11 +480,15 @@ class SnapshotStore:
             if dead:
                 self._run("update-ref", "--stdin", stdin="".join(f"delete {r}\n" for r in dead))
             self._run("gc", "--prune=now", "--quiet")
+            self._written = None  # its tree may be gone with the rest
         return len(dead)
 
     # ------------------------------------------------------------------------------------------ git
 
-    def _run(self, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> str:
+    def _run(self, *args: str, stdin: str | None = None, env: dict[str, str] | None = None,
+             said: list[str] | None = None) -> str:
+        """git's output; `said` gets what it wrote to stderr when it succeeded (a path it would not record)."""
+        self._verified()
         try:
             proc = subprocess.run([self.git, *args], input=stdin, capture_output=True, text=True,
                                   errors="surrogateescape", env={**self._env, **(env or {})}, cwd=self.work_tree)
@@ -339,7 +496,20 @@ class SnapshotStore:
             raise SnapshotError(f"could not run git: {exc}") from exc
         if proc.returncode != 0:
             raise SnapshotError(_first(proc.stderr) or f"git {args[0]} failed ({proc.returncode})")
+        if said is not None:
+            said += proc.stderr.splitlines()
         return proc.stdout
+
+
+    def _verified(self) -> None:
+        """The store's config back to what `ensure` wrote before git reads it (`gitconfig.verify`)."""
+        if not self.git_dir.is_dir():
+            return  # git says the store is missing
+        try:
+            with self._lock:
+                gitconfig.verify(self.git_dir)
+        except OSError as exc:
+            raise SnapshotError(f"could not check the checkpoint store's config: {_why(exc)}") from exc
 
 
 def unified(path: str, old: bytes | None, new: bytes | None) -> str:
@@ -353,13 +523,31 @@ def unified(path: str, old: bytes | None, new: bytes | None) -> str:
         tofile=f"b/{path}" if new is not None else "/dev/null"))
 
 
-def _prune_empty(folder: Path, root: Path) -> None:
-    while folder != root and root in folder.parents:
+def _entries(root: Path, rels: Sequence[str]) -> dict[str, os.stat_result | None]:
+    """`lstat` of each path, None where nothing is there without following a link: what `fs.kind` answers,
+    but each folder is walked (by descriptors, no link followed) once, not once per file under it, and the
+    entries are then read by one `lstat`. A first snapshot lists every file: at 10k files in 100 folders the
+    walk per file made it ~1.5x slower."""
+    base = os.path.realpath(root)
+    folders: dict[str, bool] = {"": True}
+    out: dict[str, os.stat_result | None] = {}
+    for rel in rels:
+        parent = rel.rpartition("/")[0]
+        real = folders.get(parent)
+        if real is None:
+            real = folders[parent] = fs.kind(root, parent) == "dir"
         try:
-            folder.rmdir()
+            out[rel] = os.lstat(os.path.join(base, rel)) if real else None
         except OSError:
-            return
-        folder = folder.parent
+            out[rel] = None
+    return out
+
+
+def _why(exc: OSError) -> str:
+    """One line for the person: the writer's own reason, or the OS's."""
+    if isinstance(exc, fs.Refused):
+        return exc.why
+    return exc.strerror or str(exc)
 
 
 def _first(stderr: bytes | str) -> str:

@@ -1,12 +1,27 @@
-"""Checkpoints as a person reads them in a terminal or a cell: one line per turn, with what it changed."""
+"""Checkpoints as a person reads them in a terminal or a cell: one line per turn, with what it changed, and
+diffs with their secrets hidden.
+
+Everything here passes redaction before anyone sees it (`opencode-nb diff|checkpoints`, `ws.checkpoints.diff`,
+`%agent diff`, `%agent checkpoints`, an undo's conflict): known secret values anywhere (`secrets.redact`), and
+in a file that conventionally holds secrets (`.env`, `id_rsa`, `credentials`...: `secrets.is_secret_file`)
+every value, whatever its length and whether or not it was ever learned: a diff is where an old key, gone from
+the file today and so known to nobody, would otherwise be printed. Such a file's lines keep their key
+(`+STRIPE_KEY=[redacted: .env:STRIPE_KEY]`), so the diff still says what changed.
+"""
 
 from __future__ import annotations
 
+import codecs
+import re
 from datetime import datetime
 
+from .. import secrets
 from .records import TurnRecord, not_recorded
 
 _PROMPT_WIDTH = 48
+_GIT_HEADER = re.compile(r"^diff --git a/(.*) b/(.*)$")
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_ASSIGNMENT = re.compile(r"^(\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.\-]*\s*[=:]\s*)(.*)$")
 
 
 def format_turns(turns: list[TurnRecord], *, available: bool = True, why_not: str | None = None) -> str:
@@ -25,4 +40,62 @@ def format_turns(turns: list[TurnRecord], *, available: bool = True, why_not: st
             lines.append(f"{turn.index:>3}  {datetime.fromtimestamp(turn.created):%H:%M}  {prompt!r}{mark}  {files}")
     if not available and why_not:
         lines.append(f"note: {why_not}")
-    return "\n".join(lines)
+    return secrets.redact("\n".join(lines))
+
+
+def redact_patch(patch: str) -> str:
+    """A unified diff (git's, or `store.unified`'s) as it may be shown: see the module's docstring."""
+    if not patch:
+        return patch
+    out: list[str] = []
+    path, secret = "", False
+    old = new = 0
+    for line in patch.splitlines(keepends=True):
+        body = line.rstrip("\n")
+        if old > 0 or new > 0:  # inside a hunk: its lines, counted, never mistaken for headers
+            sign = body[:1]
+            if sign in ("-", " "):
+                old -= 1
+            if sign in ("+", " "):
+                new -= 1
+            out.append(sign + _mask(path, body[1:]) + line[len(body):] if secret and sign in "+- " and body
+                       else line)
+            continue
+        header = _GIT_HEADER.match(body)
+        hunk = _HUNK.match(body)
+        if header is not None:
+            path = header.group(2)
+            secret = secrets.is_secret_file(path)
+        elif body.startswith(("--- ", "+++ ")) and body[4:] != "/dev/null":
+            name = _unquoted(body[4:])
+            path = name[2:] if name[:2] in ("a/", "b/") else name
+            secret = secrets.is_secret_file(path)
+        elif hunk is not None:
+            old = int(hunk.group(1)) if hunk.group(1) is not None else 1
+            new = int(hunk.group(2)) if hunk.group(2) is not None else 1
+        out.append(line)
+    return secrets.redact("".join(out))
+
+
+def _unquoted(name: str) -> str:
+    """A path as git prints it in a diff: in double quotes, C-escaped, when it holds a quote, a backslash, a
+    tab, a newline or another control character (`"b/q\\"/.env"`); the label then names the real file."""
+    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
+        return name
+    try:
+        return codecs.escape_decode(name[1:-1].encode("utf-8", "surrogateescape"))[0].decode("utf-8", "replace")
+    except ValueError:
+        return name
+
+
+def _mask(path: str, text: str) -> str:
+    """A secret file's line with its value hidden: a blank line and a key's `-----BEGIN` line stay, a `KEY=value`
+    keeps `KEY`, anything else (a comment too: `# old key: ...`) is hidden whole."""
+    stripped = text.strip()
+    if not stripped or (stripped.startswith("-----") and stripped.endswith("-----")):
+        return text
+    match = _ASSIGNMENT.match(text)
+    if match is not None:
+        key = match.group(1).strip().rstrip("=:").strip().removeprefix("export").strip()
+        return match.group(1) + secrets.label(f"{path}:{key}")
+    return secrets.label(path)

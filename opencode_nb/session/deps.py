@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..agent import AgentRegistry
 from ..bus import Bus
@@ -28,7 +28,8 @@ class StepRecorder(Protocol):
     """Records the project's files around tool calls that may change them (the workspace's checkpoints), so
     a turn can be undone; a failure to record never fails the tool."""
 
-    async def before_tool(self, session_id: str, tool: str) -> None: ...
+    async def before_tool(self, session_id: str, tool: str, args: Any = None) -> None:
+        """`args` is the tool's input: a file tool names the file it will write, which may be kept aside."""
 
     async def after_tool(self, session_id: str, tool: str) -> None: ...
 

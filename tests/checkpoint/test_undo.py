@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from .conftest import bash, digest, open_workspace, write
 
 TURN = [
@@ -179,3 +181,28 @@ async def test_the_sessions_own_notebook_is_left_to_the_kernel(project, tmp_path
     assert report.removed == ["work/out.txt"] and report.restored == []
     assert (project / "work" / "analysis.ipynb").read_text() == saved  # its cells are undone in the notebook
     ws.close()
+
+
+@pytest.mark.parametrize("notebook", ["work/analysis.ipynb", "proj/work/analysis.ipynb", "analysis.ipynb"],
+                         ids=["server-root-is-the-project", "server-root-above", "server-root-below"])
+async def test_another_notebook_of_the_same_name_is_undone_like_any_file(project, tmp_path, notebook):
+    """Only the session's own notebook is the kernel's to take back; one of the same name in another folder
+    that the turn overwrote is a file like any other, put back and named."""
+    root = project / "nbs" if notebook == "analysis.ipynb" else project
+    (root / "work").mkdir(parents=True)
+    for folder in ("work", "other/work"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        (root / folder / "analysis.ipynb").write_text('{"cells": []}')
+    own = "nbs/work/analysis.ipynb" if notebook == "analysis.ipynb" else "work/analysis.ipynb"
+    if notebook == "analysis.ipynb":
+        notebook = "work/analysis.ipynb"  # the server's root is nbs/, below the project root
+    other = own.replace("work/", "other/work/")
+    ws, _ = open_workspace(project, tmp_path / "data", [
+        bash(f"echo lab > {own} && echo agent > {other}"), {"text": "ok"}])
+    session = ws.sessions.create(notebook=notebook)
+    await run(ws, session.id)
+    report = await ws.undo(session.id)
+    ws.close()
+    assert (project / own).read_text() == "lab\n"  # the kernel's, in the open notebook
+    assert (project / other).read_text() == '{"cells": []}', report.text()
+    assert report.restored == [other]
