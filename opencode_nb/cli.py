@@ -207,12 +207,15 @@ def format_agents(ws: Workspace, *, include_hidden: bool = False, rules: bool = 
 def format_skills(ws: Workspace) -> str:
     """Each skill in force with where it came from, then the ones a nearer skill shadows (a `SKILL.md` that
     cannot be used is among the warnings printed before)."""
+    from .config.skills import invocation
+
     found = ws.skills.current()
     if not found.skills:
         return (f"no skills here: a skill is a folder with a SKILL.md under .opencode/skills/, .claude/skills/ or "
                 f".agents/skills/ in the project, or under {ws.loaded.global_dir / 'skills'}")
     width = max(len(s.name) for s in found.skills)
-    rows = [f"{s.name:<{width}}  {ws.skills.where(s, ws.root)}\n{'':<{width}}  {s.description}" for s in found.skills]
+    rows = [f"{s.name:<{width}}  {ws.skills.where(s, ws.root)}\n{'':<{width}}  {s.description}"
+            + (f"\n{'':<{width}}  ({invocation(s)})" if invocation(s) else "") for s in found.skills]
     rows += [f"shadowed: {ws.skills.where(s.skill, ws.root)} (by {ws.skills.where(s.by, ws.root)})"
              for s in found.shadowed]
     return "\n".join(rows)

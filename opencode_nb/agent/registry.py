@@ -7,9 +7,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..config.schema import AgentConfig, Config
+from ..config.schema import AgentConfig, Config, PermissionRule
 from ..errors import ConfigError, NotFoundError
-from ..permission.rules import EDIT_TOOLS, Rule, Ruleset, evaluate, from_config, merge
+from ..permission.rules import EDIT_TOOLS, Rule, Ruleset, evaluate, expand_home, from_config, merge
 from .builtin import builtins, default_rules, prompt_text
 from .info import AgentInfo
 
@@ -24,7 +24,11 @@ class AgentRegistry:
 
     An agent's ruleset is `merge(defaults, its built-in rules, the global config permission, its own
     config permission)`: configuration is appended, never substituted, so a config that only says
-    `edit: deny` keeps every other built-in rule.
+    `edit: deny` keeps every other built-in rule. Each `permission` is followed by the `permissions` list of the
+    same place (OpenCode V2's form), so the newer form has the last word.
+
+    `refused` names the agents the configuration refused (an agent file with a key that looked like a
+    restriction but is none: config/validate.py), each with why; they are disabled, and naming one says why.
     """
 
     def __init__(
@@ -35,13 +39,16 @@ class AgentRegistry:
         data_dir: Path,
         tmp_dir: Path | None = None,
         where: Where | None = None,
+        refused: Mapping[str, str] | None = None,
     ) -> None:
         tmp_dir = tmp_dir or Path(tempfile.gettempdir())
         self.warnings: list[str] = []
+        self.refused: dict[str, str] = dict(refused or {})
+        """Agent name -> why its definition was refused (`file:line key: ...`)."""
         self._where = where or (lambda *path: (None, None))
         source, _ = self._where("permission")
         self.defaults = from_config(default_rules(data_dir, tmp_dir), key_prefix="<defaults>")
-        self.global_rules = from_config(config.permission, source=source)
+        self.global_rules = merge(from_config(config.permission, source=source), rule_list(config.permissions))
         self._agents: dict[str, AgentInfo] = {}
         self._disabled: set[str] = set()
         for name, spec in builtins(data_dir, tmp_dir).items():
@@ -78,9 +85,8 @@ class AgentRegistry:
             Rule(permission="edit" if tool in EDIT_TOOLS else tool, pattern="*", action="allow" if on else "deny")
             for tool, on in (entry.tools or {}).items()
         )
-        changes["permission"] = merge(
-            base.permission, legacy, from_config(entry.permission, source=source, key_prefix=f"agent.{name}.permission")
-        )
+        own = from_config(entry.permission, source=source, key_prefix=f"agent.{name}.permission")
+        changes["permission"] = merge(base.permission, legacy, own, rule_list(entry.permissions))
         changes["tools"] = {**base.tools, **(entry.tools or {})}
         changes["options"] = _deep_merge(base.options, entry.options)
         self._agents[name] = AgentInfo.model_validate({**base.model_dump(), **changes})
@@ -105,7 +111,8 @@ class AgentRegistry:
             if agent is not None and agent.mode != "subagent" and not agent.hidden:
                 return agent
             problem = (
-                "is disabled" if wanted in self._disabled
+                f"was refused ({self.refused[wanted]})" if wanted in self.refused
+                else "is disabled" if wanted in self._disabled
                 else "is not defined" if agent is None
                 else "is a subagent" if agent.mode == "subagent"
                 else "is hidden"
@@ -127,6 +134,9 @@ class AgentRegistry:
             return self._agents[name]
         except KeyError:
             known = ", ".join(a.name for a in self.list())
+            if name in self.refused:
+                raise NotFoundError("agent", name, f"its definition was refused, so it does not run: "
+                                    f"{self.refused[name]}; known agents: {known}") from None
             raise NotFoundError("agent", name, f"known agents: {known}") from None
 
     def __contains__(self, name: object) -> bool:
@@ -148,6 +158,12 @@ class AgentRegistry:
         if caller is None:
             return found
         return [a for a in found if evaluate("task", a.name, caller.permission).action != "deny"]
+
+
+def rule_list(rules: list[PermissionRule] | None) -> Ruleset:
+    """OpenCode V2's `permissions:` list as rules, in the order written, `~` in patterns expanded as in
+    `from_config`."""
+    return Ruleset(Rule(permission=r.permission, pattern=expand_home(r.resource), action=r.effect) for r in rules or [])
 
 
 def _deep_merge(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:

@@ -67,6 +67,29 @@ class ProviderConfig(Section):
     retryable error; 120 when unset (the SDKs alone would wait 600)."""
 
 
+V2_ACTIONS = {"shell": "bash", "subagent": "task"}
+"""OpenCode V2's action names that differ from the permission names here (and V1's); the others are the same
+(`read`, `edit`, `glob`, `grep`, `skill`, `webfetch`, `external_directory`, ...)."""
+
+
+class PermissionRule(Section):
+    """One rule of OpenCode V2's `permissions:` list: `{action: shell, resource: "git push *", effect: deny}`.
+
+    The list form says what the mapping form of `permission:` says, one rule per entry, in the order written
+    (last match wins); it is read after `permission:` wherever both are given, so the newer form has the last
+    word."""
+
+    action: str = Field(min_length=1)
+    """The permission, with wildcards: V2's `shell` and `subagent` are `bash` and `task` here."""
+    resource: str = Field(min_length=1)
+    """The pattern the tool's input is matched against: a path, a command, a URL, an agent's or skill's name."""
+    effect: Action
+
+    @property
+    def permission(self) -> str:
+        return V2_ACTIONS.get(self.action, self.action)
+
+
 class AgentConfig(Section):
     name: str | None = None
     """The name listings show; the key under `agent:` stays the name that selects the agent."""
@@ -80,9 +103,13 @@ class AgentConfig(Section):
     max_steps: int | None = Field(None, gt=0, alias="maxSteps")
     """The older spelling of `steps`, still read so existing files keep working; `steps` wins when both are set."""
     permission: PermissionConfig | None = None
+    permissions: list[PermissionRule] | None = None
+    """OpenCode V2's list form of the agent's rules, read after `permission` (see `PermissionRule`)."""
     tools: dict[str, bool] | None = None
     hidden: bool | None = None
     disable: bool | None = None
+    disabled: bool | None = None
+    """OpenCode V2's spelling of `disable`; either one set true removes the agent."""
     color: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
@@ -90,6 +117,8 @@ class AgentConfig(Section):
     def _read_legacy_steps(self) -> Self:
         if self.steps is None and self.max_steps is not None:
             self.steps = self.max_steps
+        if self.disabled and not self.disable:
+            self.disable = True
         return self
 
 
@@ -192,6 +221,8 @@ class Config(Section):
     provider: dict[str, ProviderConfig] = Field(default_factory=dict)
     agent: dict[str, AgentConfig] = Field(default_factory=dict)
     permission: PermissionConfig | None = None
+    permissions: list[PermissionRule] | None = None
+    """OpenCode V2's list form of the rules for every agent, read after `permission` (see `PermissionRule`)."""
     command: dict[str, CommandConfig] = Field(default_factory=dict)
     instructions: list[str] = Field(default_factory=list)
     """Extra instruction files: paths or globs, relative to the file that names them."""

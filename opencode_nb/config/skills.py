@@ -15,9 +15,15 @@ listing says so):
    above the working directory may be shared (`/tmp`): a skill there loads only if the person (or root) owns it.
 
 The folders other tools use (`.claude/skills`, `.agents/skills`) are read so a project's skills work here as
-they are. A `SKILL.md` that cannot be used (no frontmatter, invalid YAML, a missing or bad `name` or
-`description`, a name that is not its folder's) is a `ConfigError` naming the file and line, kept in
-`SkillSet.problems`; the other skills load regardless. A bad skill must not cost the person their agents.
+they are, frontmatter and all (`FIELDS` says what each field does here). A `SKILL.md` that cannot be used (no
+frontmatter, invalid YAML, a bad `name`, a name that is not its folder's, no `description`) is a
+`ConfigError` naming the file and line, kept in `SkillSet.problems`; the other skills load regardless. A bad
+skill must not cost the person their agents.
+
+What is only unusual is not refused: `name` defaults to the folder's name, as in Claude Code; a description past
+the Agent Skills format's 1,024 characters (Anthropic's own skills have such) loads with a note, and only the
+tool listing shortens it (tool/skill.py); a field this program does not act on is named in a note, so the
+person knows that `allowed-tools` or `model` had no effect here. Notes are in `SkillSet.notes`.
 
 Skills are read while the workspace lives, not once: `Skills.current()` looks at the folders again (a few
 `stat` calls) and parses only when something changed, so a skill written in one cell is there for the next
@@ -49,12 +55,43 @@ GLOBAL_SKILL_DIRS = ("skill", "skills")
 """Folders of the global config dir that hold skills."""
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
+"""The Agent Skills format's bound on `description`; past it a skill still loads, with a note (see FIELDS)."""
 NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 """Lowercase letters and digits in words joined by single hyphens: a folder name on every system, and a
 permission pattern with no wildcard in it."""
 
 _KIND = "skill"
 _BODY = BODY_KEYS[_KIND]
+
+HONOURED = "honoured"
+IGNORED = "ignored"
+NOTED = "ignored, with a note"
+FIELDS: dict[str, tuple[str, str]] = {
+    "name": (HONOURED, "the skill's name; the folder's name when left out (as in Claude Code)"),
+    "description": (HONOURED, "what the model decides by; any length loads, the tool's listing shows the first "
+                              "300 characters and a note says when it is past the format's 1,024"),
+    "when_to_use": (HONOURED, "Claude Code's second half of the description: appended to it"),
+    "disable-model-invocation": (HONOURED, "true keeps the skill from the model: not in the skill tool's listing, "
+                                           "and a call naming it is refused; the person runs it as /name"),
+    "user-invocable": (HONOURED, "false: the skill is no /name command, only something the model loads"),
+    "argument-hint": (IGNORED, "shown by Claude Code's `/` menu; here `/help` shows the description"),
+    "license": (IGNORED, "information for people; it changes nothing"),
+    "metadata": (IGNORED, "information for people and other tools"),
+    "compatibility": (IGNORED, "information for people"),
+    "version": (IGNORED, "information for people"),
+    "allowed-tools": (NOTED, "Claude Code lets these tools run without asking while the skill is active; here a "
+                             "skill never changes what is allowed, only the configuration's rules do"),
+    "model": (NOTED, "a skill runs with the agent's model here"),
+    "effort": (NOTED, "a skill runs with the agent's settings here"),
+    "context": (NOTED, "a skill's instructions join the conversation that loads it; `context: fork` is not done"),
+    "agent": (NOTED, "a skill runs in the agent that loads it"),
+    "hooks": (NOTED, "a skill runs no hooks here"),
+    "paths": (NOTED, "a skill is offered whatever files are being worked on"),
+    "shell": (NOTED, "a skill's instructions run no commands of their own here"),
+}
+"""Every frontmatter field of Claude Code's and OpenCode's skills (and the Agent Skills format's), with what it
+does here. A field not named is noted as unknown. Only a bad `name`, no description, or a switch that is not
+true or false keeps a skill from loading (a switch read wrong could offer the model a skill kept from it)."""
 
 
 @dataclass(frozen=True)
@@ -63,11 +100,28 @@ class Skill:
     description: str
     path: Path
     """Its `SKILL.md`, absolute."""
+    model_invocable: bool = True
+    """False for `disable-model-invocation: true`: the model is neither shown the skill nor allowed to load it."""
+    user_invocable: bool = True
+    """False for `user-invocable: false`: background knowledge for the model, not a task a person starts."""
+    notes: tuple[str, ...] = ()
+    """What the person should know about the file that did not stop it loading (`file:line: ...`)."""
 
     @property
     def directory(self) -> Path:
         """The skill's folder: its resources are the other files in it."""
         return self.path.parent
+
+
+PERSON_ONLY = ("kept from the model (disable-model-invocation: true): run it yourself as the command /{name}")
+"""What listings say of a skill kept from the model: how the person can still use it."""
+
+
+def invocation(skill: Skill) -> str:
+    """How a listing qualifies a skill: empty for one the model loads when a task calls for it."""
+    if not skill.model_invocable:
+        return PERSON_ONLY.format(name=skill.name)
+    return "" if skill.user_invocable else "background knowledge for the model, not a command (user-invocable: false)"
 
 
 @dataclass(frozen=True)
@@ -86,6 +140,11 @@ class SkillSet:
     """By name."""
     shadowed: tuple[Shadowed, ...] = ()
     problems: tuple[ConfigError, ...] = ()
+
+    @property
+    def notes(self) -> list[str]:
+        """The notes of the skills in force (a shadowed skill's are moot)."""
+        return [note for skill in self.skills for note in skill.notes]
 
     def get(self, name: str) -> Skill | None:
         return next((s for s in self.skills if s.name == name), None)
@@ -186,35 +245,78 @@ def read_skill(path: Path) -> tuple[Skill, str]:
             "`description: what it does and when to use it`, another `---` line, then the instructions"))
     layer = read_markdown(path, text, _KIND, folder)
     fields: dict[str, Any] = layer.data[_KIND][folder]
-    line = {key: layer.lines.get((_KIND, folder, key)) for key in ("name", "description")}
+    line = {key: layer.lines.get((_KIND, folder, key)) for key in fields}
     problems: list[ConfigError] = []
+    notes = list(layer.notes)
     name = fields.get("name")
-    if name is None:
-        problems.append(ConfigError(path, line=1, key="name",
-                                    hint=f"is required: the skill's name, its folder's: name: {folder}"))
-    elif not isinstance(name, str) or not NAME.fullmatch(name) or len(name) > MAX_NAME:
-        problems.append(ConfigError(path, line=line["name"], key="name", hint=(
+    if name is None:  # Claude Code's default; OpenCode requires it, and it must be this anyway
+        name = folder
+    if not isinstance(name, str) or not NAME.fullmatch(name) or len(name) > MAX_NAME:
+        defaulted = "" if fields.get("name") is not None else \
+            "; without `name:` the folder's name is the skill's, so rename the folder"
+        problems.append(ConfigError(path, line=line.get("name") or 1, key="name", hint=(
             f"{name!r} is not a skill name: at most {MAX_NAME} lowercase letters, digits and single hyphens "
-            "inside, e.g. name: pdf-forms")))
+            f"inside, e.g. name: pdf-forms{defaulted}")))
     elif name != folder:
         problems.append(ConfigError(path, line=line["name"], key="name", hint=(
             f"{name!r} is not the name of its folder {folder!r}: rename the folder or write name: {folder}")))
-    description = fields.get("description")
-    if description is None or (isinstance(description, str) and not description.strip()):
-        problems.append(ConfigError(path, line=line["description"] or 1, key="description", hint=(
-            "is required: one or two sentences on what the skill does and when to use it; the model "
-            "decides from it whether to load the skill")))
-    elif not isinstance(description, str):
-        problems.append(ConfigError(path, line=line["description"], key="description",
-                                    hint=f"expected text, got {type(description).__name__}; put it in quotes"))
-    elif len(description) > MAX_DESCRIPTION:
-        problems.append(ConfigError(path, line=line["description"], key="description", hint=(
-            f"is {len(description)} characters long; at most {MAX_DESCRIPTION}: say when to use the skill "
-            "and leave the how to its body")))
+    description = _description(fields, path, line, problems, notes)
+    model_invocable = _switch(fields, "disable-model-invocation", False, path, line, problems) is not True
+    user_invocable = _switch(fields, "user-invocable", True, path, line, problems) is not False
+    for key in fields:
+        where = f"{path}:{line.get(key) or 1}"
+        if key not in FIELDS and key != _BODY:
+            notes.append(f"{where}: unknown skill field `{key}`; it is ignored (known: {', '.join(FIELDS)})")
+        elif key in FIELDS and FIELDS[key][0] == NOTED:
+            notes.append(f"{where}: `{key}` is ignored here: {FIELDS[key][1]}")
     if problems:
         raise ConfigError.combine(problems)
-    assert isinstance(name, str) and isinstance(description, str)
-    return Skill(name, " ".join(description.split()), Path(os.path.abspath(path))), str(fields.get(_BODY, ""))
+    assert isinstance(name, str) and description is not None
+    return Skill(name, description, Path(os.path.abspath(path)), model_invocable=model_invocable,
+                 user_invocable=user_invocable, notes=tuple(notes)), str(fields.get(_BODY, ""))
+
+
+def _description(fields: dict[str, Any], path: Path, line: dict[str, int | None], problems: list[ConfigError],
+                 notes: list[str]) -> str | None:
+    """The description the model decides by, with Claude Code's `when_to_use` after it, on one line.
+
+    Only a missing or empty one is a problem: the model could not know when to load the skill. A long one is
+    the author's choice (Anthropic's own `claude-api` skill has over a thousand characters) and is noted.
+    """
+    parts: list[str] = []
+    for key in ("description", "when_to_use"):
+        value = fields.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            problems.append(ConfigError(path, line=line.get(key), key=key,
+                                        hint=f"expected text, got {type(value).__name__}; put it in quotes"))
+            continue
+        parts.append(" ".join(str(value).split()))
+    description = " ".join(p for p in parts if p)
+    if not description:
+        if not any(p.key in ("description", "when_to_use") for p in problems):
+            problems.append(ConfigError(path, line=line.get("description") or 1, key="description", hint=(
+                "is required: one or two sentences on what the skill does and when to use it; the model "
+                "decides from it whether to load the skill")))
+        return None
+    if len(description) > MAX_DESCRIPTION:
+        notes.append(f"{path}:{line.get('description') or 1}: the description is {len(description):,} characters, "
+                     f"past the {MAX_DESCRIPTION:,} of the Agent Skills format; the skill loads, and the skill "
+                     "tool's listing shows its beginning, so put when to use the skill first")
+    return description
+
+
+def _switch(fields: dict[str, Any], key: str, default: bool, path: Path, line: dict[str, int | None],
+            problems: list[ConfigError]) -> bool:
+    """A true/false field; the strings `"true"`/`"false"` count (some generators quote every value)."""
+    value = fields.get(key, default)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        value = value.strip().lower() == "true"
+    if not isinstance(value, bool):
+        problems.append(ConfigError(path, line=line.get(key), key=key, hint=f"{value!r} is not true or false"))
+        return default
+    return value
 
 
 Stamp = tuple[tuple[str, int, int], ...]

@@ -10,6 +10,9 @@ stream dropped mid-way escapes as a raw transport error, and an in-stream `error
 plain status error with HTTP status 200.
 A model that goes silent is given up after `idle_timeout_s` (idle.py).
 
+The call is fitted to the installed SDK (sdk_fit.py): anthropic 2.x takes no `temperature`, `top_p` or `top_k`,
+so an agent's sampling settings are left out with a warning there, and sent with the versions that take them.
+
 Prompt caching: a breakpoint goes on the last system block (tools and system prompt are stable across a
 session) and on the last two messages, so each step reads the previous step's prefix from the cache.
 """
@@ -44,6 +47,7 @@ from .request import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from .sdk_fit import accepted_parameters, fit_to_sdk, sdk_label
 
 STOP_REASONS: dict[str, FinishReason] = {
     "end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "tool_use": "tool-calls",
@@ -74,6 +78,9 @@ class AnthropicProvider:
         self.idle_timeout_s = idle_timeout_s
         """Longest silence from the model before the response is given up (see idle.py)."""
         self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
+        self._accepted = accepted_parameters(self._client.messages.create)
+        """What the installed SDK's `messages.create` takes: the rest of a body is left out (sdk_fit.py)."""
+        self._sdk = sdk_label(anthropic)
         self._secrets = (api_key,) if api_key else ()
         self._key_hint = key_hint or f"ANTHROPIC_API_KEY or provider.{provider_id}.api_key in opencode.yaml"
         self._converted = MessageCache(convert_message)
@@ -88,8 +95,8 @@ class AnthropicProvider:
             return idle.silence("Anthropic", self.provider_id, idle_s)
 
         try:
-            events = await idle.first(self._client.messages.create(**build_body(request, self._converted),
-                                                                   stream=True), idle_s, silent)
+            body = fit_to_sdk({**build_body(request, self._converted), "stream": True}, self._accepted, self._sdk)
+            events = await idle.first(self._client.messages.create(**body), idle_s, silent)
             async with events:  # closes the connection at once if the consumer stops early
                 async for event in idle.bounded(_translate(events), idle_s, silent):
                     yield event
@@ -133,6 +140,8 @@ def build_body(request: LLMRequest, convert: Any = None) -> dict[str, Any]:
     for key in PASSTHROUGH:
         if key in request.options:
             body[key] = request.options[key]
+    if isinstance(request.options.get("extra_body"), dict):
+        body["extra_body"] = request.options["extra_body"]  # fields the installed SDK has no parameter for
     return body
 
 

@@ -6,7 +6,8 @@ complete when the choice finishes. Usage comes in a final chunk with no choices
 subtracted to keep `input` meaning uncached input, as for Anthropic, and reasoning tokens are taken out
 of `completion_tokens` the same way. Servers such as vLLM and DeepSeek stream reasoning as
 `reasoning_content` (Ollama and OpenRouter as `reasoning`); it is kept as reasoning.
-A model that goes silent is given up after `idle_timeout_s` (idle.py).
+A model that goes silent is given up after `idle_timeout_s` (idle.py). The call is fitted to the installed
+SDK (sdk_fit.py): a parameter the installed version has no argument for is left out with a warning.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from .request import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from .sdk_fit import accepted_parameters, fit_to_sdk, sdk_label
 
 FINISH: dict[str, FinishReason] = {"stop": "stop", "tool_calls": "tool-calls", "function_call": "tool-calls",
                                    "length": "length", "content_filter": "content-filter"}
@@ -70,6 +72,9 @@ class OpenAIProvider:
         """Longest silence from the model before the response is given up (see idle.py)."""
         self._client = openai.AsyncOpenAI(api_key=api_key or NO_KEY, base_url=base_url, max_retries=0,
                                           timeout=timeout_s)
+        self._accepted = accepted_parameters(self._client.chat.completions.create)
+        """What the installed SDK's `chat.completions.create` takes: the rest of a body is left out (sdk_fit.py)."""
+        self._sdk = sdk_label(openai)
         self._secrets = (api_key,) if api_key else ()
         self._name = "OpenAI" if provider_id == "openai" else f"{provider_id} (OpenAI-compatible)"
         config_key = f"provider.{provider_id}.api_key in opencode.yaml"
@@ -86,8 +91,8 @@ class OpenAIProvider:
             return idle.silence(self._name, self.provider_id, idle_s)
 
         try:
-            chunks = await idle.first(self._client.chat.completions.create(**build_body(request, self._converted)),
-                                      idle_s, silent)
+            body = fit_to_sdk(build_body(request, self._converted), self._accepted, self._sdk)
+            chunks = await idle.first(self._client.chat.completions.create(**body), idle_s, silent)
             async with chunks:  # closes the connection at once if the consumer stops early
                 async for event in idle.bounded(_translate(chunks), idle_s, silent):
                     yield event

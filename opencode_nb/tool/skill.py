@@ -4,7 +4,9 @@ The tool's description lists the skills the calling agent may load, each by name
 model knows what exists at the cost of a line per skill; the instructions reach it only through a call.
 The list is bounded (`MAX_LISTED`, each description cut to `MAX_LISTED_DESCRIPTION`); the rest are named by
 calling the tool with `*`. A skill the agent's rules deny by name is left out of the list, and calling it
-anyway is denied before anything of it is read.
+anyway is denied before anything of it is read. So is a skill whose author wrote `disable-model-invocation:
+true`: it is for the person alone, so the model is not told of it, and a call naming it (a guess, or a name
+read in a file) is refused before anything of it is read; `%agent skills` still lists it.
 
 Permission `skill`, with the skill's name as the pattern (`skill: {"release-*": ask, "*": allow}`). It has no
 default rule of its own: like read, glob and grep, it falls under each built-in agent's catch-all, allowed
@@ -35,7 +37,9 @@ if TYPE_CHECKING:
 MAX_LISTED = 50
 """Skills named in the tool's description; past it, the model asks for the whole list with `*`."""
 MAX_LISTED_DESCRIPTION = 300
-"""Characters of each description shown in that list (a description may be up to 1024)."""
+"""Characters of each description shown in that list (a description may be longer: config/skills.py)."""
+MAX_FULL_DESCRIPTION = 1024
+"""Characters of each description in the `*` listing: the Agent Skills format's bound, which some skills pass."""
 MAX_FILES = 100
 """Files of a skill listed in a call's result; past it, the result says how many more and where."""
 MAX_WALK = 10_000
@@ -57,12 +61,12 @@ class SkillTool(Tool[SkillParams]):
 
     def spec(self) -> ToolSpec:
         """Every skill in force, for a caller with no agent in view."""
-        return self._spec(list(self.skills.current().skills))
+        return self._spec([s for s in self.skills.current().skills if s.model_invocable])
 
     def spec_for(self, agent: AgentInfo, agents: AgentRegistry) -> ToolSpec:
         """The skills `agent` may load: built per agent, and read again per prompt (a skill written since shows)."""
         return self._spec([s for s in self.skills.current().skills
-                           if evaluate("skill", s.name, agent.permission).action != "deny"])
+                           if s.model_invocable and evaluate("skill", s.name, agent.permission).action != "deny"])
 
     def _spec(self, skills: list[Skill]) -> ToolSpec:
         # With nothing to load, a line instead of the whole how-to: it rides along in every request.
@@ -72,7 +76,8 @@ class SkillTool(Tool[SkillParams]):
     async def execute(self, params: SkillParams, ctx: ToolContext) -> ToolResult:
         name = params.name.strip()
         skills = await asyncio.to_thread(self.skills.current)
-        visible = [s for s in skills.skills if ctx.permitted is None or ctx.permitted("skill", s.name) != "deny"]
+        visible = [s for s in skills.skills if s.model_invocable
+                   and (ctx.permitted is None or ctx.permitted("skill", s.name) != "deny")]
         if name == ALL:
             return ToolResult("all skills", every_skill(visible), {"count": len(visible),
                                                                    **for_person(f"Listed {len(visible)} skills")})
@@ -80,6 +85,9 @@ class SkillTool(Tool[SkillParams]):
         if skill is None:
             names = ", ".join(s.name for s in visible[:200]) or "none"
             raise ToolError(f"There is no skill named {name!r}. The skills you may load: {names}.")
+        if not skill.model_invocable:
+            raise ToolError(f"The skill {name!r} is not for you to load: its author marked it "
+                            "`disable-model-invocation: true`, so only the person uses it. Carry on without it.")
         await ctx.ask("skill", [skill.name], always=[skill.name],
                       metadata={"name": skill.name, "description": skill.description, "path": str(skill.path)})
         try:
@@ -108,7 +116,8 @@ def listing(skills: list[Skill]) -> str:
 def every_skill(skills: list[Skill]) -> str:
     if not skills:
         return "No skills are available to you."
-    return f"All {len(skills)} skills you may load:\n" + "\n".join(f"- {s.name}: {s.description}" for s in skills)
+    return f"All {len(skills)} skills you may load:\n" + "\n".join(
+        f"- {s.name}: {_cut(s.description, MAX_FULL_DESCRIPTION)}" for s in skills)
 
 
 def loaded(skill: Skill, body: str, files: list[Path], more: int) -> str:
@@ -147,7 +156,7 @@ def skill_files(folder: Path) -> tuple[list[Path], int]:
     return found[:MAX_FILES], max(0, len(found) - MAX_FILES)
 
 
-def _cut(text: str) -> str:
-    if len(text) <= MAX_LISTED_DESCRIPTION:
+def _cut(text: str, limit: int = MAX_LISTED_DESCRIPTION) -> str:
+    if len(text) <= limit:
         return text
-    return text[:MAX_LISTED_DESCRIPTION].rsplit(" ", 1)[0] + " …"
+    return text[:limit].rsplit(" ", 1)[0] + " …"

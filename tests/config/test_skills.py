@@ -95,7 +95,6 @@ BAD = {
     "no frontmatter": ("Just instructions.\n", 1, "has no frontmatter"),
     "invalid yaml": ("---\nname: broken\ndescription: [unclosed\n---\nbody\n", 4, "invalid YAML"),
     "frontmatter never closed": ("---\nname: broken\ndescription: x\n", 1, "never closed"),
-    "no name": ("---\ndescription: Does things.\n---\nbody\n", 1, "name: is required"),
     "no description": ("---\nname: broken\n---\nbody\n", 1, "description: is required"),
     "empty description": ("---\nname: broken\ndescription: ''\n---\nbody\n", 3, "description: is required"),
     "name of another folder": ("---\nname: other\ndescription: x\n---\nbody\n", 2,
@@ -103,7 +102,8 @@ BAD = {
     "name with bad characters": ("---\nname: Broken_Skill\ndescription: x\n---\nbody\n", 2,
                                  "'Broken_Skill' is not a skill name"),
     "description not text": ("---\nname: broken\ndescription:\n  a: 1\n---\nbody\n", 3, "expected text"),
-    "description too long": (f"---\nname: broken\ndescription: {'x' * 1025}\n---\nbody\n", 3, "at most 1024"),
+    "a switch that is not true or false": ("---\ndescription: x\ndisable-model-invocation: sometimes\n---\nbody\n",
+                                           3, "'sometimes' is not true or false"),
 }
 
 

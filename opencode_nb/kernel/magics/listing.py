@@ -249,6 +249,7 @@ def mask(value: Any, key: str = "") -> Any:
 def skills(ws: Workspace, agent: AgentInfo) -> dict[str, str]:
     """`%agent skills`: each skill in force, where it came from and what `agent`'s rules say about loading it;
     then the skills a nearer one shadows, and the `SKILL.md` files that cannot be used and why."""
+    from ...config.skills import invocation
     from ...permission.rules import evaluate
     from ...views.shorten import shorten
 
@@ -257,9 +258,11 @@ def skills(ws: Workspace, agent: AgentInfo) -> dict[str, str]:
     def where(skill: Skill) -> str:
         return ws.skills.where(skill, ws.root)
 
-    rows = [[s.name, shorten(s.description, 100), where(s), evaluate("skill", s.name, agent.permission).action]
+    rows = [[s.name, shorten(s.description, 100), where(s),
+             evaluate("skill", s.name, agent.permission).action if s.model_invocable else "not offered"]
             for s in found.skills]
-    notes = [f"shadowed: {where(s.skill)} (by {where(s.by)})" for s in found.shadowed]
+    notes = [f"{s.name}: {invocation(s)}" for s in found.skills if invocation(s)]
+    notes += [f"shadowed: {where(s.skill)} (by {where(s.by)})" for s in found.shadowed]
     notes += [f"not loaded: {problem}" for problem in found.problems]
     if not rows:
         out = text(f"No skills here. A skill is a folder holding a SKILL.md (frontmatter name and description, then "
