@@ -11,7 +11,8 @@ project, so a sandboxed command cannot reach it — holds:
 - `trusted`: the configuration files' content (snapshot.py) as last confirmed. Content, not a digest, so the
   configuration it describes can be read again from it when the disk holds something else;
 - `runs`: every run in flight, of any process: its pid and host, its session and the files' digest when it
-  started (`ConfigGuard.running`, around each `Workspace.prompt`);
+  started (`ConfigGuard.running`, around each `Workspace.prompt`, and around every process we start for the
+  agents for as long as it lives, `sandbox/treatment.py`: an MCP server writes whenever it likes);
 - `unconfirmed`: the sessions of runs during which the files changed (digest at the end differs from the
   start), or that never recorded their end (their process died) while the files differ from their start;
 - `kept`: the digest of files whose change the person chose not to apply, so it is not asked again.
@@ -101,9 +102,9 @@ class Held:
         runs = ", ".join(self.sessions) or "an agent"
         lines = "\n".join(f"  {item}" for item in self.loosenings)
         return (f"The configuration files changed while agents ran (session {runs}), and the change loosens what "
-                f"agents may do:\n{lines}\nIt is not applied: the configuration confirmed before stays in force. "
-                f"If you made this change, apply it with {ACCEPT_HINT}; `opencode-nb config keep` keeps the "
-                "previous configuration without asking again.")
+                f"agents may do or what reaches the model:\n{lines}\nIt is not applied: the configuration confirmed "
+                f"before stays in force. If you made this change, apply it with {ACCEPT_HINT}; `opencode-nb config "
+                "keep` keeps the previous configuration without asking again.")
 
 
 @dataclass(frozen=True)

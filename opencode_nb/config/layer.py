@@ -35,6 +35,8 @@ class Layer:
     """Problems found while reading that do not stop loading (duplicate keys)."""
     env_refs: dict[KeyPath, list[str]] = field(default_factory=dict)
     """The environment variables each key path's `{env:...}` read (filled by `substitute`)."""
+    file_refs: dict[KeyPath, list[str]] = field(default_factory=dict)
+    """The files each key path's `{file:...}` read, as absolute paths (filled by `substitute`)."""
 
     def at(self, path: KeyPath) -> str:
         return place(self.source, self.lines.get(path))

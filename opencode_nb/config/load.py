@@ -36,6 +36,7 @@ from .layer import KeyPath, Layer, Origins, place
 from .merge import merge, plain, substitute
 from .parse import read_config_file, read_definition
 from .paths import discover, expand_home, global_config_dir, project_root, resolve_instructions
+from .restricting import restricting_problems
 from .schema import AgentConfig, CommandConfig, Config
 from .snapshot import Snapshot
 from .validate import action_problems, drop_unknown, validation_problems
@@ -73,8 +74,13 @@ class LoadedConfig:
     """Where each key path was last written: (source, line)."""
     env_refs: dict[KeyPath, list[str]] = field(default_factory=dict)
     """The environment variables a key path's value was read from through `{env:...}`."""
+    file_refs: dict[KeyPath, list[str]] = field(default_factory=dict)
+    """The files a key path's value was read from through `{file:...}`, as absolute paths with links resolved."""
     extra: Path | None = None
     """The file `$OPENCODE_NB_CONFIG` named, if any."""
+    refused: dict[str, str] = field(default_factory=dict)
+    """Agents refused because a key that looked like a restriction was none (restricting.py), each with the
+    problem; they are disabled in `config`."""
     stamp: Stamp = ()
     """The files as they were when read (`stamp_files`): `changed()` compares them with the disk."""
 
@@ -138,15 +144,25 @@ def load_config(
     notes: list[str] = []
     merged: dict[str, Any] = {}
     origins: Origins = {}
+    refused: dict[str, ConfigError] = {}
     for layer in layers:
         notes += layer.notes
+        agents_refused, everyone = restricting_problems(layer)  # before unknown keys are dropped: fail closed
+        problems += everyone
+        for name, problem in agents_refused.items():
+            refused.setdefault(name, problem)
         notes += drop_unknown(layer)
-        substitute(layer, env, notes, problems)
+        substitute(layer, env, notes, problems, root=root)
         merge(merged, layer, origins)
+    for name in refused:  # whatever any file says of it, a refused agent does not run
+        merged.setdefault("agent", {})[name] = {"disable": True}
+    notes += [str(problem) for problem in refused.values()]
     _warn(notes)
     # A variable counts where the layer that read it still has the last word on that key.
     env_refs = {path: names for layer in layers for path, names in layer.env_refs.items()
                 if origins.get(path, (None, None))[0] == layer.source}
+    file_refs = {path: files for layer in layers for path, files in layer.file_refs.items()
+                 if origins.get(path, (None, None))[0] == layer.source}
     bad_actions = action_problems(merged, origins)
     config, invalid = validation_problems(merged, origins, skip_permissions=bool(bad_actions))
     order = {layer.source: i for i, layer in enumerate(layers)}  # the order the files were read in
@@ -160,7 +176,7 @@ def load_config(
         config=config, root=root, directory=directory, global_dir=global_dir, agents=config.agent,
         commands=config.command, sources=[layer.path for layer in layers if layer.path is not None],
         warnings=notes + missing, instruction_files=instruction_files, origins=origins, env_refs=env_refs,
-        extra=extra, stamp=stamp,
+        file_refs=file_refs, extra=extra, stamp=stamp, refused={name: str(p) for name, p in refused.items()},
     )
 
 

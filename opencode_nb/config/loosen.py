@@ -1,4 +1,4 @@
-"""What a configuration change lets agents do that the configuration before it did not.
+"""What a configuration change lets agents do, or lets reach the model, that the configuration before it did not.
 
 Only what widens an agent's reach counts; a new model, prompt or temperature is the person's business and
 applies at once. What counts, each judged so that a doubt counts as a loosening:
@@ -10,7 +10,16 @@ applies at once. What counts, each judged so that a doubt counts as a loosening:
 - `sandbox` weaker (required > auto > off);
 - `provider`, `command` and `mcp` entries: any added or changed (a provider's `base_url` or `options` says
   where prompts and keys go; a command or server runs what it names);
-- `secrets.env`: a name no longer kept secret.
+- `secrets.env`: a name no longer kept secret;
+- `checkpoints` recording less (switched off, a smaller `max_file_mb`, fewer `keep_turns`): a later turn's
+  deletion could then not be undone;
+- what reaches the model: a value that starts reading a variable or a file it did not read before
+  (`{env:NAME}`, `{file:path}`, at any key: an agent's prompt or description, a command's template, ...), and
+  an `instructions` entry that adds a file. Both are outside what the agent could say itself: a variable's
+  value, a file outside the project or one its rules keep from it, put in front of every later run. The
+  loosening says which variable or file, whether it is outside the project, and what of it the model would
+  read (a secret's values reach it only as `[redacted: ...]`: session/system.py redacts what is sent), never
+  the value. A reference already read before is not judged again, even when its file's content changed.
 
 The agents' rulesets are built by the agent registry, which sits above this package: the caller passes a
 function that builds them (`RulesOf`; the workspace does). Without one, `config_rules` reads them from the
@@ -26,7 +35,9 @@ from typing import Any
 
 from .layer import KeyPath, dotted, place
 from .load import LoadedConfig
+from .reaches import reaching_model
 from .ruleset_change import RuleChange, RuleLike, loosened_rules
+from .schema import PermissionRule
 
 SANDBOX_STRENGTH = {"off": 0, "auto": 1, "required": 2}
 NAMED_ENTRIES = ("provider", "command", "mcp")
@@ -67,13 +78,18 @@ EVERY_AGENT = "*"
 def config_rules(loaded: LoadedConfig) -> Effective:
     """Each configured agent's rules, and `*` for the agents the configuration does not name, as the
     configuration alone says them (after `BUILT_IN`)."""
-    shared = [*BUILT_IN, *_from_config(loaded.config.permission)]
+    shared = [*BUILT_IN, *_from_config(loaded.config.permission), *_from_list(loaded.config.permissions)]
     rules: dict[str, Sequence[RuleLike]] = {EVERY_AGENT: shared}
     for name, agent in loaded.agents.items():
         if not agent.disable:
             switches = [ConfigRule(tool, "*", "allow" if on else "deny") for tool, on in (agent.tools or {}).items()]
-            rules[name] = [*shared, *switches, *_from_config(agent.permission)]
+            rules[name] = [*shared, *switches, *_from_config(agent.permission), *_from_list(agent.permissions)]
     return rules, loaded.config.default_agent or EVERY_AGENT
+
+
+def _from_list(permissions: list[PermissionRule] | None) -> list[ConfigRule]:
+    """OpenCode V2's `permissions:` list, read after `permission` as the agent registry reads it."""
+    return [ConfigRule(rule.permission, rule.resource, rule.effect) for rule in permissions or []]
 
 
 def _from_config(permission: Any) -> list[ConfigRule]:
@@ -100,7 +116,25 @@ def loosenings(old: LoadedConfig, new: LoadedConfig, rules_of: RulesOf = config_
     if dropped:
         found.append(Loosening("secrets.env", _where(new, ("secrets", "env")),
                                f"no longer kept secret: {', '.join(dropped)}"))
-    return found + _rules(old, new, rules_of)
+    found += _checkpoints(old, new)
+    reaching = [Loosening(dotted(path), _where(new, path), what) for path, what in reaching_model(old, new)]
+    said = {item.key for item in reaching}  # a command's template that reads a file: said once, with what it reads
+    return [item for item in found if item.key not in said] + reaching + _rules(old, new, rules_of)
+
+
+def _checkpoints(old: LoadedConfig, new: LoadedConfig) -> list[Loosening]:
+    """Less recorded means less that undo can take back."""
+    before, after = old.config.checkpoints, new.config.checkpoints
+    found: list[Loosening] = []
+    if before.enabled and not after.enabled:
+        found.append(Loosening("checkpoints.enabled", _where(new, ("checkpoints", "enabled")),
+                               "switched off: later turns' file changes could not be undone"))
+    for key, unit in (("max_file_mb", " MB"), ("keep_turns", " turns")):
+        was, now = getattr(before, key), getattr(after, key)
+        if after.enabled and now < was:
+            found.append(Loosening(f"checkpoints.{key}", _where(new, ("checkpoints", key)),
+                                   f"{was:g}{unit} → {now:g}{unit}: less that undo can take back"))
+    return found
 
 
 def _entries(section: str, old: Mapping[str, Any], new: Mapping[str, Any], loaded: LoadedConfig) -> list[Loosening]:

@@ -12,6 +12,7 @@ Every merged key path remembers the source and line it was last written at (`Ori
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,7 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .. import secrets
 from ..errors import ConfigError
+from . import inside
 from .layer import KeyPath, Layer, Origins, dotted
 from .paths import expand_home
 
@@ -27,23 +30,27 @@ _SUBSTITUTION = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}|\{file:([^}\n]+)\}
 
 
 def substitute(layer: Layer, env: Mapping[str, str], notes: list[str],
-               problems: list[ConfigError] | None = None) -> None:
+               problems: list[ConfigError] | None = None, *, root: Path | None = None) -> None:
     """Fill `{env:NAME}` and `{file:path}` in every string value of the layer, in place.
 
     Replaced text is not scanned again, so a variable holding `{file:...}` stays literal. An unset
     variable becomes empty (with a note); a file that cannot be read is an error: raised at once, or,
     given `problems`, added there (and substituted as empty) so every problem is reported together.
-    The variables each key path read are kept in `layer.env_refs`, to say where a value came from.
+    The variables each key path read are kept in `layer.env_refs`, the files in `layer.file_refs`: to say
+    where a value came from, and for the guard to see a value start reading something new (loosen.py). A file
+    that conventionally holds secrets (`secrets.is_secret_file`) has its values learnt as it is read, so they
+    are redacted wherever the value they were put into goes, the system prompt included. A file written
+    inside the project `root` is not read through a link that leads out of it (inside.py).
     """
-    layer.data = _substitute(layer, layer.data, (), env, notes, problems)
+    layer.data = _substitute(layer, layer.data, (), env, notes, problems, root)
 
 
 def _substitute(layer: Layer, node: Any, path: KeyPath, env: Mapping[str, str], notes: list[str],
-                problems: list[ConfigError] | None) -> Any:
+                problems: list[ConfigError] | None, root: Path | None) -> Any:
     if isinstance(node, dict):
-        return {k: _substitute(layer, v, (*path, k), env, notes, problems) for k, v in node.items()}
+        return {k: _substitute(layer, v, (*path, k), env, notes, problems, root) for k, v in node.items()}
     if isinstance(node, list):
-        return [_substitute(layer, v, (*path, str(i)), env, notes, problems) for i, v in enumerate(node)]
+        return [_substitute(layer, v, (*path, str(i)), env, notes, problems, root) for i, v in enumerate(node)]
     if not isinstance(node, str) or "{" not in node or path in layer.verbatim:
         return node
 
@@ -56,7 +63,7 @@ def _substitute(layer: Layer, node: Any, path: KeyPath, env: Mapping[str, str], 
                              "(substituted as empty)")
             return env.get(name, "")
         try:
-            return _file_text(layer, path, file, env)
+            return _file_text(layer, path, file, env, root)
         except ConfigError as exc:
             if problems is None:
                 raise
@@ -66,14 +73,21 @@ def _substitute(layer: Layer, node: Any, path: KeyPath, env: Mapping[str, str], 
     return _SUBSTITUTION.sub(replace, node)
 
 
-def _file_text(layer: Layer, path: KeyPath, written: str, env: Mapping[str, str]) -> str:
+def _file_text(layer: Layer, path: KeyPath, written: str, env: Mapping[str, str], root: Path | None) -> str:
     target = Path(expand_home(written.strip(), env))
     if not target.is_absolute():
         target = (layer.base_dir or Path.cwd()) / target
+    real = os.path.realpath(target)
+    layer.file_refs.setdefault(path, []).append(real)  # a link is judged by where it leads
     try:
-        return target.read_text(encoding="utf-8").strip()
+        text = inside.read_text(target, root).strip()
+        if secrets.is_secret_file(real) or secrets.is_secret_file(str(target)):
+            secrets.learn_file(real, text)
+        return text
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        if isinstance(exc, inside.LeadsOut):
+            reason += "; write the path it leads to, if that file is meant"
         raise ConfigError(layer.source, line=layer.lines.get(path), key=dotted(path),
                           hint=f"{{file:{written}}} cannot be read ({reason}): {target}") from None
 

@@ -19,6 +19,7 @@ from typing import Any
 from ..config import LoadedConfig
 from ..config.schema import McpConfig
 from ..secrets import looks_secret
+from .code import ServerCode, server_code
 
 SECRET_FIELDS = ("headers", "environment")
 """The parts of an entry whose values are secrets: masked in listings, redacted in output."""
@@ -44,6 +45,13 @@ class ServerEntry:
         if self.config.type == "local":
             return " ".join(self.config.command or [])
         return self.config.url or ""
+
+    def code(self, root: Path) -> ServerCode:
+        """The project files a local server's command runs, as they are now (none for a remote server). Reads
+        files: call it on a thread from the event loop."""
+        if self.config.type != "local":
+            return ServerCode({})
+        return server_code(list(self.config.command or []), root)
 
 
 def server_entries(loaded: LoadedConfig) -> list[ServerEntry]:

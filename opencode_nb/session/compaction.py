@@ -34,6 +34,7 @@ from .models import (
     UserMessage,
     now,
 )
+from .system import outgoing
 
 if TYPE_CHECKING:
     from .run_state import RunState
@@ -150,8 +151,8 @@ class Compactor:
         summary = AssistantMessage(session_id=state.session_id, parent_id=request_msg.id, agent="compaction",
                                    model=model_id, summary=True)
         log.add_message(summary)
-        request = LLMRequest(model=model, system=[compaction.prompt or ""], messages=messages, tools=[],
-                             max_tokens=model.output, purpose="compaction")
+        request = outgoing(LLMRequest(model=model, system=[compaction.prompt or ""], messages=messages, tools=[],
+                                      max_tokens=model.output, purpose="compaction"))
         text: list[str] = []
         finish: StepFinish | None = None
         try:

@@ -17,6 +17,7 @@ from .deps import LoopDeps
 from .history import History
 from .model_choice import model_for
 from .models import TextPart, UserMessage
+from .system import outgoing
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ class TitleWriter:
         try:
             agent = self.deps.agents.get("title")
             provider, model = self.deps.providers.resolve(model_id)
-            request = LLMRequest(
+            request = outgoing(LLMRequest(
                 model=model,
                 system=[agent.prompt or "Write a short title for this conversation."],
                 messages=[LLMMessage(role="user", content=[TextBlock(text=text[:4000])])],
@@ -77,7 +78,7 @@ class TitleWriter:
                 temperature=agent.temperature,
                 max_tokens=min(model.output, 200),
                 purpose="title",
-            )
+            ))
             chunks = [e.text async for e in provider.stream(request) if isinstance(e, TextDelta)]
             title = clean_title("".join(chunks))
             if title:

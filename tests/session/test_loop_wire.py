@@ -2,6 +2,9 @@
 
 import json
 
+import pytest
+
+from opencode_nb.session import system as system_prompt
 from tests.provider.wire import (
     anthropic_failure,
     anthropic_stream,
@@ -82,3 +85,27 @@ async def test_thinking_is_stored_as_reasoning_and_sent_back_with_its_signature(
     assert reasoning.text == "The mean looks off." and reasoning.metadata == {"signature": "sig-xyz"}
     sent = after_first_step(wire)[1]["content"][0]
     assert sent == {"type": "thinking", "thinking": "The mean looks off.", "signature": "sig-xyz"}
+
+
+@pytest.mark.parametrize("redacting", [True, False], ids=["redacted", "control"])
+async def test_secrets_in_the_system_prompt_never_reach_the_wire(make, wire, tmp_path, monkeypatch, redacting):
+    """Every system block passes redaction: an agent prompt quoting the API key, and an instruction file that is a
+    `.env` outside the project (its values learnt as it is read), reach the real SDK's request only redacted. The
+    control sends requests as assembled, and the secrets are on the wire."""
+    if not redacting:
+        monkeypatch.setattr(system_prompt, "outgoing", lambda request: request)
+    secret_file = tmp_path / "h0" / "deploy" / ".env"  # beside the harness's project, in its $HOME
+    secret_file.parent.mkdir(parents=True)
+    secret_file.write_text("DEPLOY_TOKEN=tok-7f3a9c1e5b2d4f6a8e0c\n")
+    h = on_wire(make, wire, "anthropic", agent={"build": {"prompt": "Sign requests with sk-test-key-789."}},
+                instructions=[str(secret_file)])
+    wire.queue(anthropic_stream({"text": "Done."}))
+    await h.prompt("hi")
+    [request] = [r for r in wire.received if r.body.get("system")]
+    system = json.dumps(request.body["system"])
+    assert "Sign requests with" in system and "DEPLOY_TOKEN" in system  # the blocks are there
+    if not redacting:
+        assert "sk-test-key-789" in system and "tok-7f3a9c1e5b2d4f6a8e0c" in system
+        return
+    assert "sk-test-key-789" not in system and "tok-7f3a9c1e5b2d4f6a8e0c" not in system
+    assert "[redacted:" in system
