@@ -129,16 +129,18 @@ class ToolError(OpencodeNbError):
 
 
 class DeniedError(ToolError):
-    """A configured rule forbids this call; the relevant rules are shown to the model."""
+    """A configured rule forbids this call; the relevant rules are shown to the model, and `reason`, when given,
+    says why the call met them (a file with other names is judged as outside the project)."""
 
     SHOWN = 50
     """The most rules the message quotes (the newest, which decide): a ruleset can hold 100,000."""
 
-    def __init__(self, rules: list[Any] | None = None) -> None:
+    def __init__(self, rules: list[Any] | None = None, *, reason: str | None = None) -> None:
         self.rules = list(rules or [])
         shown = json.dumps([_rule_dict(r) for r in self.rules[-self.SHOWN:]])
         of = f" (the last {self.SHOWN} of {len(self.rules)})" if len(self.rules) > self.SHOWN else ""
-        super().__init__(f"{DENIED}{of} {shown}", summary=self.person_summary(self.rules))
+        why = f"\n{reason}" if reason else ""
+        super().__init__(f"{DENIED}{of} {shown}{why}", summary=self.person_summary(self.rules))
 
     @staticmethod
     def person_summary(rules: list[Any]) -> str:

@@ -1,10 +1,14 @@
 """An MCP server's tool as one of ours: `<server>_<tool>`, under the permission engine like any other.
 
 The name is what rules match (`github_*: ask`, `db_query: allow`) and what the model calls; it is made of the
-characters every provider accepts in a tool name and cut to 64. Rules decide as for built-in tools, with one
-difference: a catch-all `"*": allow` (the build agent's default) does not allow a server's tool. That rule was
-written for tools we ship and know; a server's tools are somebody else's code, so unless a rule naming them
-(or a person's "always") allows them, a call asks. A deny, catch-all or not, keeps the tool from the model.
+characters every provider accepts in a tool name and cut to 64. A name that would be a built-in permission's
+(`external` + `directory`) gets `mcp_` in front, or "always" on it would grant ours (`tool/reserved.py`). A name
+another configured server's tool could also have (`could_collide`) ends with a digest of its server and tool
+names (`distinct_name`), so a grant stays with the one tool it was given to whatever order servers start in.
+Rules decide as for built-in tools, with one difference: a catch-all `"*": allow` (the build agent's default)
+does not allow a server's tool. That rule was written for tools we ship and know; a server's tools are somebody
+else's code, so unless a rule naming them (or a person's "always") allows them, a call asks. A deny, catch-all
+or not, keeps the tool from the model.
 
 The arguments go to the server as the model wrote them: the server's schema is the one that counts, and its
 complaint comes back as the result. What comes back: text as text; images as attachments the model sees where
@@ -17,7 +21,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 import mcp_types as types
@@ -25,7 +30,10 @@ import mcp_types as types
 from ..errors import ToolError
 from ..permission import evaluate
 from ..provider.request import ToolSpec
+from ..sandbox.protected import undo_note
+from ..sandbox.treatment import SandboxedProcess
 from ..tool.base import Tool, ToolContext, ToolResult, argument_problem, truncate, unusable_arguments
+from ..tool.reserved import PREFIX, is_reserved, why_reserved
 from ..values import Attachment
 from .client import CallFailed, ServerClient
 
@@ -38,8 +46,54 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def tool_name(server: str, tool: str) -> str:
-    """`<server>_<tool>` in the characters providers accept, at most `MAX_NAME` long."""
+    """`<server>_<tool>` in the characters providers accept, at most `MAX_NAME` long; `mcp_` in front of a name
+    that is a built-in permission's (`tool/reserved.py`: `external` + `directory` is `mcp_external_directory`)."""
+    name = plain_name(server, tool)
+    return (PREFIX + name)[:MAX_NAME] if is_reserved(name) else name
+
+
+def plain_name(server: str, tool: str) -> str:
     return _UNSAFE.sub("_", f"{server}_{tool}")[:MAX_NAME]
+
+
+DIGEST = 8
+"""Hex digits of the digest a name that another server's tool could also have ends with."""
+
+
+def distinct_name(server: str, tool: str) -> str:
+    """`tool_name` with `_<digest of server and tool>` at its end (cut to fit 64): the same two names give the
+    same name on every start, and no other server's tool can give it."""
+    import hashlib
+
+    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:DIGEST]
+    return f"{tool_name(server, tool)[:MAX_NAME - DIGEST - 1]}_{digest}"
+
+
+def could_collide(server: str, tool: str, others: Iterable[str]) -> bool:
+    """Whether a server among `others` (the other configured servers, running or not) could offer a tool under
+    the same name: `<server>_<tool>` joins with `_`, which names may hold, and `mcp_` comes in front of a reserved
+    one, so `mcp` + `external_directory` and `external` + `directory` are both `mcp_external_directory`, and
+    `a_b` + `c` and `a` + `b_c` both `a_b_c`. Judged from the configuration alone, never from which server
+    listed its tools first: an "always" given to one server's tool must name that tool on every start, and the
+    other's must never take that name, whichever runs or starts first. Two tools of the same server that
+    sanitise to one name are `ServerSet`'s to see."""
+    name = tool_name(server, tool).casefold()
+    for other in others:
+        if other == server:
+            continue
+        start = _UNSAFE.sub("_", other).casefold() + "_"
+        if name.startswith(start) or name.startswith(PREFIX + start):
+            return True
+    return False
+
+
+def renamed_note(server: str, tool: str, tool_id: str) -> str | None:
+    """What the person is told when the server's tool got another name than `<server>_<tool>`."""
+    name = plain_name(server, tool)
+    if not is_reserved(name):
+        return None
+    return (f"MCP server {server}: its tool {tool} is offered as {tool_id}, not {name}: {why_reserved(name)}. "
+            f"Rules and \"always\" for it name {tool_id}.")
 
 
 class McpTool(Tool[Any]):
@@ -47,11 +101,14 @@ class McpTool(Tool[Any]):
 
     params = dict  # type: ignore[assignment]  # the server validates; see `run`
 
-    def __init__(self, tool_id: str, server: str, tool: types.Tool, client: Callable[[], ServerClient]) -> None:
+    def __init__(self, tool_id: str, server: str, tool: types.Tool, client: Callable[[], ServerClient],
+                 process: Callable[[], SandboxedProcess | None] = lambda: None) -> None:
         self.id = tool_id  # type: ignore[misc]
         self.server = server
         self.tool = tool
         self.client = client
+        self.process = process
+        """A local server's process as it runs now: checked at each call's end, and its result redacted."""
 
     @property
     def description(self) -> str:
@@ -89,10 +146,27 @@ class McpTool(Tool[Any]):
         try:
             result = await client.call(self.tool.name, params)
         except CallFailed as exc:
-            raise ToolError(str(exc)) from None
+            raise ToolError(str(exc) + self._after_call()) from None
         finally:
             client.asking = None
-        return as_result(title, self.server, self.tool.name, result)
+        try:
+            made = as_result(title, self.server, self.tool.name, result)
+        except ToolError as exc:  # the server's error, and what the sandbox saw meanwhile (`failure.CallNotes`)
+            raise ToolError(self._redacted(str(exc) + client.call_notes()) + self._after_call()) from None
+        return replace(made, output=self._redacted(made.output) + self._after_call())
+
+    def _redacted(self, text: str) -> str:
+        process = self.process()
+        return process.redact(text) if process is not None else text
+
+    def _after_call(self) -> str:
+        """What the server made at protected paths since the last call's end, moved away now; said to the model."""
+        process = self.process()
+        if process is None:
+            return ""
+        process.check()
+        undone = process.untold()
+        return undo_note(undone, f"The MCP server {self.server}") if undone else ""
 
 
 def _only_catch_all(permission: str, ctx: ToolContext) -> bool:

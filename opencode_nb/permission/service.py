@@ -17,6 +17,10 @@ Some permissions guard what a catch-all must not reach (`NAMED_ONLY`): for them 
 permission is exactly that name are checked, last match wins among them, nothing naming it means ask. A
 global `"*": allow` (or `"git_*": allow`) is the very configuration these asks hold against; "always"
 grants name their permission, so they count.
+
+A grant counts for exactly the permission it was given at, never for another its name would match as a
+pattern: "always" at one tool's prompt allows that tool and nothing else. Tool names are kept off the built-in
+permissions' names (`tool/reserved.py`), so no tool from elsewhere is asked under one of ours.
 """
 
 from __future__ import annotations
@@ -120,7 +124,7 @@ class PermissionService:
         patterns = list(patterns)
         rules = deciding_rules(permission, as_ruleset(ruleset))
         root = self._root(session_id)
-        granted = self._granted(root, agent)
+        granted = self._granted(root, agent, permission)
         decisions = [evaluate(permission, p, rules, granted).action for p in patterns]
         if "deny" in decisions:
             raise DeniedError([r for r in rules if wildcard_match(permission, r.permission)])
@@ -207,7 +211,7 @@ class PermissionService:
 
     def _now_allowed(self, pending: _Pending) -> bool:
         request = pending.request
-        granted = self._granted(pending.root, request.agent)
+        granted = self._granted(pending.root, request.agent, request.permission)
         return all(
             evaluate(request.permission, p, pending.ruleset, granted).action == "allow" for p in request.patterns
         )
@@ -251,8 +255,9 @@ class PermissionService:
                 self._grants[root] = grants
             return grants
 
-    def _granted(self, root: str, agent: str) -> Ruleset:
-        return Ruleset(g.rule() for g in self._load(root) if g.agent == agent)
+    def _granted(self, root: str, agent: str, permission: str) -> Ruleset:
+        """The grants that count for `permission`: only those naming exactly it (see the module docstring)."""
+        return Ruleset(g.rule() for g in self._load(root) if g.agent == agent and g.permission == permission)
 
     def _grant(self, root: str, new: list[Grant]) -> None:
         with self._lock:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
-from functools import cache
 from typing import Any, TypeVar, overload
 
 from .person import MARK, ToolOptions, arguments_of, tool_name
+from .reserved import refuse_reserved
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -40,7 +40,7 @@ def tool(function: Any = None, /, *, name: str | None = None, description: str |
 
     Raises:
         TypeError: not a function, or a parameter's type hint has no JSON form a model could send.
-        ValueError: the name is a built-in tool's name.
+        ValueError: the name is a built-in tool's or a built-in permission's name.
     """
     options = ToolOptions(name, description, timeout)
 
@@ -58,16 +58,7 @@ def tool(function: Any = None, /, *, name: str | None = None, description: str |
     return mark
 
 
-@cache
-def builtin_ids() -> frozenset[str]:
-    """The names of the tools we ship, which a person's function may not take."""
-    from .registry import default_registry
-
-    return frozenset([*default_registry().ids(), "skill"])
-
-
 def clash_with_builtin(tool_id: str) -> None:
-    """Raises ValueError naming the built-in tool `tool_id` would replace."""
-    if tool_id in builtin_ids():
-        raise ValueError(f"`{tool_id}` is the name of a built-in tool; a function may not replace it. Rename the "
-                         f"function, or give the tool another name: @tool(name=\"my_{tool_id}\")")
+    """Raises ValueError naming the built-in tool `tool_id` would replace, or the built-in permission it would
+    share (`reserved.py`: `external_directory`, `git_internals`, ...)."""
+    refuse_reserved(tool_id)

@@ -38,7 +38,7 @@ class GlobTool(Tool[GlobParams]):
         if pattern.startswith(("/", "~")):
             base, pattern = split_absolute(str(Path(pattern).expanduser()))
         matches = glob_matcher(pattern)  # a malformed pattern is the model's to fix, before anything is looked at
-        with await open_checked(ctx, base, folders=True) as opened:
+        with await open_checked(ctx, base, folders=True, reads=False) as opened:
             folder = opened.path
             await ctx.ask("glob", [params.pattern], always=["*"], metadata={"path": str(folder)})
             if opened.kind == "error":

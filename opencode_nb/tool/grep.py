@@ -14,6 +14,13 @@ pattern at a time. ripgrep is told which ones by a listing of the candidates mad
 their lines are dropped from its answer. The values of a secret file whose lines are shown are learned as
 secrets first, so those lines reach the model redacted.
 
+A file with more than one name (a hard link) may be a file outside the project (`files/access.py`). Given as
+the path, it asks `external_directory` as the read tool does; in a folder it is searched only where the
+`external_directory` rules (or an earlier "always") already allow that file, and otherwise left out and named,
+match or not, like a secret file. ripgrep does not say how many names a file has, so its listing of the
+folder is looked at beside the search (one `lstat` per file), and a file that gained a name meanwhile is
+dropped from its answer too.
+
 The fallback matches with the `regex` package rather than `re` for one reason: its matching takes a
 timeout. A backtracking pattern (`(a+)+$` on a long line) cannot be interrupted in `re`, not even from
 another thread; with a timeout each file gets `FILE_BUDGET_S` and the search `SEARCH_BUDGET_S`, and what
@@ -28,7 +35,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -39,7 +46,7 @@ from .. import secrets
 from ..errors import ToolError
 from ..permission import evaluate
 from .base import Tool, ToolContext, ToolResult, for_person, inside, relative, workspace_root
-from .files.access import open_checked
+from .files.access import open_checked, other_names
 from .files.globpattern import glob_matcher
 from .files.ignore import ALWAYS_IGNORED, IgnoreRules
 from .files.safeopen import Opened, open_entry
@@ -111,15 +118,34 @@ class GrepTool(Tool[GrepParams]):
         text += found.notes(lambda p: relative(ctx, p))
         return ToolResult(params.pattern, text, {**person,
             "matches": len(found.matches), "complete": found.complete and not found.out_of_time,
-            "engine": "rg" if rg else "python", "slow_files": len(found.slow), "withheld": len(withheld.paths)})
+            "engine": "rg" if rg else "python", "slow_files": len(found.slow), "withheld": len(withheld.paths),
+            "linked": len(withheld.linked)})
 
 
 class _Withheld:
-    """Which files holding secrets a folder search leaves out: those reading is not already allowed for."""
+    """Which files a folder search leaves out: those holding secrets that reading is not already allowed for,
+    and those with other names (hard links) that `external_directory` does not already allow."""
 
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx
         self.paths: list[Path] = []
+        self.linked: list[Path] = []
+
+    def skips_linked(self, path: Path, info: os.stat_result | None) -> bool:
+        """Whether to leave out `path`, opened as `info`, for its other names (and name it)."""
+        if not other_names(info) or not inside(path, workspace_root(self.ctx)):
+            return False
+        if path in self.linked:
+            return True
+        pattern = str(path)
+        if self.ctx.rules is not None:
+            allowed = evaluate("external_directory", pattern, self.ctx.rules("external_directory")).action
+        else:
+            allowed = self.ctx.permitted("external_directory", pattern) if self.ctx.permitted is not None else "ask"
+        if allowed == "allow":
+            return False
+        self.linked.append(path)
+        return True
 
     def skips(self, path: Path) -> bool:
         """Whether to leave `path` out (and name it); a file given as the search's path was asked about."""
@@ -144,15 +170,30 @@ class _Withheld:
                     secrets.learn_file(name, file.read(MAX_FILE_BYTES).decode("utf-8", errors="replace"))
 
     def note(self) -> str:
+        return self._secrets_note() + self._linked_note()
+
+    def _listed(self, paths: list[Path]) -> tuple[str, bool]:
+        names = sorted(relative(self.ctx, p) for p in paths)
+        return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else ""), len(names) != 1
+
+    def _secrets_note(self) -> str:
         if not self.paths:
             return ""
-        names = sorted(relative(self.ctx, p) for p in self.paths)
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        many = len(names) != 1
-        return (f"\n\n(Not searched: {len(names)} file{'s' if many else ''} that usually "
+        shown, many = self._listed(self.paths)
+        return (f"\n\n(Not searched: {len(self.paths)} file{'s' if many else ''} that usually "
                 f"hold{'' if many else 's'} secrets "
                 f"({shown}); reading them needs the person's permission. To search one, give its path as the "
                 "path; that asks the person first.)")
+
+    def _linked_note(self) -> str:
+        if not self.linked:
+            return ""
+        shown, many = self._listed(self.linked)
+        return (f"\n\n(Not searched: {len(self.linked)} file{'s' if many else ''} with more than one name (hard "
+                f"links: {shown}); another name may be outside the project, so "
+                f"{'they are' if many else 'it is'} judged by the external_directory rules, which do not allow "
+                f"{'them' if many else 'it'} here. To search one, give its path as the path; that asks the person "
+                "unless the rules deny it.)")
 
 
 @dataclass
@@ -210,7 +251,7 @@ def search_python(compiled: regex.Pattern[str], opened: Opened, included: Callab
         if withheld is not None and withheld.skips(path):
             continue
         with open_entry(dir_fd, name, path) as entry:
-            if entry.kind == "file":
+            if entry.kind == "file" and not (withheld is not None and withheld.skips_linked(path, entry.stat)):
                 _search_file(compiled, entry, found, deadline)
         if len(found.matches) >= MAX_COLLECTED:
             found.complete = False
@@ -256,8 +297,19 @@ async def search_checked(rg: str, pattern: str, opened: Opened, include: str | N
         raise replaced
     if withheld is not None and opened.kind == "dir":
         candidates = await list_secret_candidates(rg, opened.path, included)
-        matches, complete = await search_rg(rg, pattern, opened.path, include)
+        # The listing and its `lstat`s run while rg searches, not before it.
+        listing = asyncio.ensure_future(_listed_with_other_names(rg, opened.path, include))
+        try:
+            matches, complete = await search_rg(rg, pattern, opened.path, include)
+        except BaseException:
+            listing.cancel()
+            with contextlib.suppress(BaseException):
+                await listing
+            raise
+        linked = await listing
+        matched = await asyncio.to_thread(_with_other_names, list(dict.fromkeys(m[0] for m in matches)))
         skipped = {path for path in candidates if withheld.skips(path)}
+        skipped |= {path for path, info in [*linked, *matched] if withheld.skips_linked(path, info)}
         matches = [m for m in matches if m[0] not in skipped]
     else:
         matches, complete = await search_rg(rg, pattern, opened.path, include)
@@ -283,6 +335,42 @@ def _rg_args(rg: str, include: str | None) -> list[str]:
     if include:
         args += ["--glob", include]
     return args
+
+
+async def _listed_with_other_names(rg: str, target: Path, include: str | None) -> list[tuple[Path, os.stat_result]]:
+    return await asyncio.to_thread(_with_other_names, await list_files(rg, target, include))
+
+
+async def list_files(rg: str, target: Path, include: str | None) -> list[str]:
+    """The files a search of the folder `target` opens, as ripgrep lists them: names, not `Path`s (at 10k
+    files, making those on the event loop took longer than ripgrep's search)."""
+    return await _rg_lines([*_rg_args(rg, include), "--files", "--", str(target)])
+
+
+def _with_other_names(paths: Iterable[str | Path]) -> list[tuple[Path, os.stat_result]]:
+    """The regular files among `paths` that have more than one name, with what `lstat` says of them."""
+    out = []
+    for path in paths:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if other_names(info):
+            out.append((Path(path), info))
+    return out
+
+
+async def _rg_lines(args: list[str]) -> list[str]:
+    proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.DEVNULL)
+    try:
+        out, _ = await proc.communicate()
+    except BaseException:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+        raise
+    return [line for line in out.decode(errors="surrogateescape").splitlines() if line]
 
 
 async def list_secret_candidates(rg: str, target: Path,

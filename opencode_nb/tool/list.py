@@ -33,7 +33,7 @@ class ListTool(Tool[ListParams]):
     params = ListParams
 
     async def execute(self, params: ListParams, ctx: ToolContext) -> ToolResult:
-        with await open_checked(ctx, params.path, folders=True) as opened:
+        with await open_checked(ctx, params.path, folders=True, reads=False) as opened:
             folder = opened.path
             title = relative(ctx, folder)
             await ctx.ask("list", [title], always=["*"], metadata={"path": str(folder)})

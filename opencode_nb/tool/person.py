@@ -12,7 +12,8 @@
         '''
 
 What the model is told comes from the function itself. The name is the tool's name (sanitised as MCP tool names
-are: `[A-Za-z0-9_-]`, at most 64 characters); the docstring's first paragraph is the description, its `Args:`
+are: `[A-Za-z0-9_-]`, at most 64 characters; a built-in permission's name, such as `external_directory`, is
+refused, `reserved.py` says why); the docstring's first paragraph is the description, its `Args:`
 (Google) or `Parameters` (NumPy) section describes each parameter, its `Returns` section is added to the
 description; the type hints become the JSON schema. Parameters without a hint take any JSON value; parameters
 with a default are optional, and a call that leaves them out gets the function's own default; `*args` and
@@ -61,6 +62,7 @@ from ..provider.request import ToolSpec
 from ..values import Attachment, CodeError, CodeRun
 from .base import Tool, ToolContext, ToolResult, argument_problem, for_person, truncate, unusable_arguments
 from .python import model_text
+from .reserved import refuse_reserved
 from .support.run_summary import run_shown, run_summary
 from .support.stream import PREVIEW_CHARS, OutputStream
 
@@ -305,6 +307,7 @@ class FunctionTool(Tool[Any]):
                  gone: Callable[[], str | None] | None = None) -> None:
         self.function = function
         self.id = tool_name(name or function.__name__)  # type: ignore[misc]
+        refuse_reserved(self.id)
         self.arguments = arguments_of(function, self.id)
         self._description = describe(function, self.id, description)
         self.timeout_s = timeout_s or DEFAULT_TIMEOUT_S

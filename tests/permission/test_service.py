@@ -190,6 +190,33 @@ async def test_grants_come_after_the_ruleset_so_they_win_over_its_asks():
     assert events == []
 
 
+@pytest.mark.parametrize("granted", ["external_*", "*", "external_director?", "*_directory"])
+async def test_a_grant_counts_only_for_the_very_permission_it_was_given_at(granted):
+    """"Always" at a tool's prompt allows that tool: its name is never a pattern over other permissions."""
+    tree = Tree()
+    tree.saved["a"] = [Grant(agent="build", permission=granted, pattern="*")]
+    svc, _ = service(tree=tree)
+    rules = from_config({"*": "allow", "external_directory": "ask"})
+    task = asyncio.create_task(svc.ask("a", "build", "external_directory", ["/home/x/*"], ruleset=rules))
+    await asked(svc)
+    await cancel(task)
+    await svc.ask("a", "build", granted, ["anything"], ruleset=from_config({"*": "ask"}))  # its own: allowed
+
+
+async def test_always_at_one_tools_prompt_releases_no_pending_ask_of_another_permission():
+    svc, _ = service()
+    rules = from_config({"*": "ask"})
+    real = asyncio.create_task(svc.ask("a", "build", "external_directory", ["/home/x/*"], ruleset=rules))
+    await asked(svc)
+    tool = asyncio.create_task(svc.ask("a", "build", "mcp_external_directory", ["*"], always=["*"], ruleset=rules))
+    [_, request] = await asked(svc, 2)
+    svc.reply(request.id, "always")
+    await tool
+    await asyncio.sleep(0.01)
+    assert not real.done()
+    await cancel(real)
+
+
 async def test_always_grants_are_persisted_and_seen_after_a_restart():
     tree = Tree()
     svc, _ = service(tree=tree)

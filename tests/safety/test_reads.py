@@ -4,7 +4,10 @@ A secret lives outside the project twice: in a folder beside it and in a fake `$
 lives under that home, as most do). The project holds a link out to each. With `external_directory` denied,
 programs that find paths the rules never see (`grep -R`, `find -L`, a script opening an absolute path) must
 not print the secret; with `sandbox: off` they do, which is what makes the attacks real. Writes through a
-hard link to an outside file ask `external_directory`, from the file tools and from bash alike.
+hard link to an outside file ask `external_directory`, from the file tools and from bash alike; so do the file
+tools' reads of one (`read`, `grep` given it), and `grep` over a folder leaves it out and names it. Under
+`external_directory: deny` none of these reach the outside file whatever the person approves; with the link
+check weakened the secret is read, which is what makes those attacks real.
 """
 
 from __future__ import annotations
@@ -187,3 +190,104 @@ async def test_a_file_with_one_name_is_written_without_asking(stage):
     ws = stage.workspace({"*": "allow", "external_directory": "ask"}, "off")
     state = await call(ws, "write", {"path": "inside.txt", "content": "changed\n"})
     assert state.status == "completed" and stage.asks == []
+
+
+# ---------------------------------------------------------------------------------------------- hard links read
+
+
+@pytest.fixture
+def secret_link(stage: Stage) -> Path:
+    """`proj/data/linked.txt`: another name of `outside/secret.txt`, made before the session."""
+    (stage.root / "data").mkdir()
+    link = stage.root / "data" / "linked.txt"
+    os.link(stage.secret, link)
+    return link
+
+
+FILE_READS = {
+    "read": ("read", {"path": "data/linked.txt"}),
+    "grep on the file": ("grep", {"pattern": "TOPSECRET", "path": "data/linked.txt"}),
+}
+FOLDER_READS = {
+    "grep over the project": ("grep", {"pattern": "TOPSECRET"}),
+    "grep over the folder": ("grep", {"pattern": "TOPSECRET", "path": "data"}),
+    "grep over a pattern that matches nothing there": ("grep", {"pattern": "no such text"}),
+}
+WRITES = {
+    "write": ("write", {"path": "data/linked.txt", "content": "changed\n"}),
+    "edit": ("edit", {"path": "data/linked.txt", "old_string": "outside", "new_string": "changed"}),
+}
+
+
+@pytest.fixture(params=["rg", "python"])
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """grep's two engines: ripgrep where installed, and the pure-Python search."""
+    if request.param == "python":
+        monkeypatch.setattr("opencode_nb.tool.grep.shutil.which", lambda name: None)
+    elif shutil.which("rg") is None:
+        pytest.skip("ripgrep is not installed here")
+    return request.param
+
+
+@pytest.mark.parametrize("how", list(FILE_READS), ids=list(FILE_READS))
+async def test_with_outside_denied_a_file_read_through_a_hard_link_is_refused_whatever_is_approved(
+        bwrap, stage, secret_link, engine, how):
+    ws = stage.workspace(DENY_OUTSIDE, "required", answer="always")
+    state = await call(ws, *FILE_READS[how])
+    assert state.status == "error" and SECRET not in said(state)
+    assert "rule which prevents" in state.error and "hard links" in state.error, state.error
+    assert stage.asks == []
+
+
+@pytest.mark.parametrize("how", list(FOLDER_READS), ids=list(FOLDER_READS))
+async def test_with_outside_denied_a_folder_search_leaves_a_hard_link_out_and_names_it(
+        bwrap, stage, secret_link, engine, how):
+    ws = stage.workspace(DENY_OUTSIDE, "required", answer="always")
+    state = await call(ws, *FOLDER_READS[how])
+    assert state.status == "completed" and SECRET not in said(state), said(state)
+    assert "data/linked.txt" in state.output and "hard links" in state.output  # named, match or not
+    assert state.metadata["linked"] == 1
+
+
+async def test_a_folder_search_still_finds_what_the_projects_own_files_hold(bwrap, stage, secret_link, engine):
+    (stage.root / "data" / "own.txt").write_text(f"{SECRET} own\n")
+    ws = stage.workspace(DENY_OUTSIDE, "required", answer="always")
+    state = await call(ws, "grep", {"pattern": "TOPSECRET"})
+    assert f"{SECRET} own" in state.output and f"{SECRET} outside" not in state.output
+
+
+@pytest.mark.parametrize("how", list(WRITES), ids=list(WRITES))
+async def test_with_outside_denied_a_write_through_a_hard_link_is_refused_whatever_is_approved(
+        bwrap, stage, secret_link, how):
+    ws = stage.workspace(DENY_OUTSIDE, "required", answer="always")
+    state = await call(ws, *WRITES[how])
+    assert state.status == "error" and "hard links" in state.error, state.error
+    assert stage.secret.read_text() == f"{SECRET} outside\n" and secret_link.read_text() == f"{SECRET} outside\n"
+
+
+@pytest.mark.parametrize("how", list(FILE_READS), ids=list(FILE_READS))
+async def test_unless_denied_a_read_through_a_hard_link_asks_external_directory_and_says_why(
+        stage, secret_link, engine, how):
+    ws = stage.workspace({"*": "allow", "external_directory": "ask"}, "off", answer="reject")
+    state = await call(ws, *FILE_READS[how])
+    assert state.status == "error" and SECRET not in said(state)
+    [request] = [r for r in stage.asks if r.permission == "external_directory"]
+    assert request.patterns == [str(secret_link)] and "hard links" in request.metadata["reason"]
+
+
+async def test_approved_the_read_through_a_hard_link_goes_ahead(stage, secret_link):
+    ws = stage.workspace({"*": "allow", "external_directory": "ask"}, "off", answer="once")
+    state = await call(ws, "read", {"path": "data/linked.txt"})
+    assert state.status == "completed" and f"{SECRET} outside" in state.output
+    assert [r.permission for r in stage.asks] == ["external_directory"]
+
+
+@pytest.mark.parametrize("how", [*FILE_READS, *FOLDER_READS][:3], ids=[*FILE_READS, *FOLDER_READS][:3])
+async def test_with_the_link_check_weakened_the_same_reads_leak(bwrap, stage, secret_link, engine, how,
+                                                                monkeypatch):
+    """The control: judged by the path alone, the file is the project's and the outside secret is read."""
+    monkeypatch.setattr("opencode_nb.tool.files.access.other_names", lambda info: 0)
+    monkeypatch.setattr("opencode_nb.tool.grep.other_names", lambda info: 0)
+    ws = stage.workspace(DENY_OUTSIDE, "required", answer="always")
+    state = await call(ws, *{**FILE_READS, **FOLDER_READS}[how])
+    assert f"{SECRET} outside" in said(state), said(state)

@@ -19,11 +19,14 @@ both. Both are permissions only a rule naming them decides (`permission.NAMED_ON
 exactly what a catch-all must not be able to do. A rule such as `agent_config: {".opencode/agent/*": allow}`
 or `git_internals: {".git/info/exclude": allow}`, or a person's "always", lets such a write through.
 
-A write through a file with more than one name (a hard link) may change a file outside the project: the
-other name can be anywhere on the same file system, and nothing tells where. Such a write asks
-`external_directory` for the file. Reading through one cannot be told apart from reading a file of the
-project: the sandbox cannot hide the other name's content, since it is the same file; only making such a
-link from inside the sandbox is prevented (the outside file is not there to link to, or is on another mount).
+A regular file of the project with more than one name (a hard link) may be a file outside it: the other name
+can be anywhere on the same file system, nothing tells where, and a read shows that file as a write changes
+it. So such a file counts as possibly outside for every file tool (`ask_hard_link`): reading it (read, grep
+given the file) and writing it (write, edit) ask `external_directory` with the file's path as the pattern,
+so `external_directory: deny` refuses it and the default asks, and the refusal says why. A search of a folder
+leaves such files out unless the rules already allow them, and names them (`grep.py`). Making such a link is
+what the shell sandbox prevents (the outside file is not there to link to, or is on another mount); these
+checks are for links made before, or outside, the session.
 """
 
 from __future__ import annotations
@@ -34,10 +37,10 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from ...config.paths import global_config_dir
+from ...errors import DeniedError
 from ...permission import wildcard_match
-from ...sandbox.protected import AGENT_CONFIG, AGENT_CONFIG_REASON, Protected, hooks_dirs, permitted_write
-from ..base import folder_pattern, inside, workspace_root
+from ...sandbox.protected import AGENT_CONFIG, AGENT_CONFIG_REASON, for_project, hooks_dirs, permitted_write
+from ..base import folder_pattern, inside, relative, workspace_root
 from ..context import ToolContext
 from .safeopen import Opened, open_path
 
@@ -107,11 +110,12 @@ class Outside:
                            metadata={"path": str(path), "directory": str(folder)})
 
 
-async def open_checked(ctx: ToolContext, raw: str, *, folders: bool) -> Opened:
+async def open_checked(ctx: ToolContext, raw: str, *, folders: bool, reads: bool = True) -> Opened:
     """Open what `raw` names once, after asking for every outside place it leads to; the caller closes it.
 
     Whatever was found (a file, a folder, nothing, an OS error) is only in the result: the caller asks its
-    own permission and then says what is there.
+    own permission and then says what is there. A file with other names is asked about as outside unless the
+    caller does not read it (`reads=False`: list and glob, which only name files).
     """
     written, resolved = locate(ctx, raw)
     outside = Outside(ctx, folders=folders)
@@ -119,6 +123,8 @@ async def open_checked(ctx: ToolContext, raw: str, *, folders: bool) -> Opened:
     opened = await asyncio.to_thread(open_path, resolved)
     try:
         await outside.check(opened.path)
+        if reads:
+            await ask_hard_link(ctx, opened, relative(ctx, opened.path), writing=False)
     except BaseException:
         opened.close()
         raise
@@ -150,7 +156,7 @@ async def ask_agent_config(ctx: ToolContext, path: Path, title: str, diff: str) 
     """A write to a file that steers the agents asks on its own (see the module docstring); once allowed, the
     sandboxed commands running meanwhile do not take the write for theirs."""
     root = workspace_root(ctx)
-    protected = Protected(root, ctx.directory, global_config_dir())
+    protected = for_project(root, ctx.directory, ctx.sandbox.policy.protected if ctx.sandbox else None)
     if not protected.covers(Path(os.path.realpath(path))) or in_git_dir(path, root):
         return  # git's own files ask `git_internals`, once
     pattern = protected.pattern(Path(os.path.realpath(path)))
@@ -159,12 +165,32 @@ async def ask_agent_config(ctx: ToolContext, path: Path, title: str, diff: str) 
     permitted_write(Path(os.path.realpath(path)))
 
 
-async def ask_hard_link(ctx: ToolContext, opened: Opened, title: str) -> None:
-    """A write through a regular file with other names asks `external_directory` (see the module docstring)."""
+def other_names(info: os.stat_result | None) -> int:
+    """How many names a regular file has besides the one it was opened by; 0 for anything else."""
+    if info is None or not stat.S_ISREG(info.st_mode):
+        return 0
+    return max(info.st_nlink - 1, 0)
+
+
+def hard_link_reason(title: str, info: os.stat_result, *, writing: bool) -> str:
+    does = "a write changes that file too" if writing else "its content is that file's"
+    return (f"{title} has {info.st_nlink} names (hard links); another may be outside the project, and {does}, so "
+            "it is judged by the external_directory rules like a file outside.")
+
+
+async def ask_hard_link(ctx: ToolContext, opened: Opened, title: str, *, writing: bool = True) -> None:
+    """Reading or writing a file of the project that has other names asks `external_directory` for it, as for a
+    file outside (see the module docstring); a file outside was asked about for its folder already.
+
+    Raises:
+        DeniedError: the `external_directory` rules deny it; the message says the file has other names.
+    """
     info = opened.stat
-    if info is None or not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
+    if info is None or not other_names(info) or not inside(opened.path, workspace_root(ctx)):
         return
-    await ctx.ask("external_directory", [str(opened.path)], always=[str(opened.path)],
-                  metadata={"path": str(opened.path), "links": info.st_nlink,
-                            "reason": f"{title} has {info.st_nlink} names (hard links); another may be outside "
-                                      "the project, and a write changes them all."})
+    reason = hard_link_reason(title, info, writing=writing)
+    try:
+        await ctx.ask("external_directory", [str(opened.path)], always=[str(opened.path)],
+                      metadata={"path": str(opened.path), "links": info.st_nlink, "reason": reason})
+    except DeniedError as denied:
+        raise DeniedError(denied.rules, reason=reason) from None

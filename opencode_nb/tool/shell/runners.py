@@ -6,6 +6,8 @@
 
     shell     shell text the program hands to a shell: read and checked like the line itself
     program   a program it runs by name: checked as a command
+    ex        an ex command line (vi's family: `-c`, `+cmd`, `--cmd`): the shell text of its `!cmd`, `{range}!cmd`,
+              `r !cmd` and `w !cmd` commands is checked like the line itself, and the rest is hidden (`ex.py`)
     code      text in the program's own language, or a file of it, or a mode letting its input run commands:
               hidden from the rules (asked when only a catch-all allows it)
 
@@ -26,7 +28,7 @@ from typing import Literal
 
 from .words import Word, literal
 
-Runs = Literal["shell", "program", "code"]
+Runs = Literal["shell", "program", "code", "ex"]
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,18 @@ _SSH_KEYS: dict[str, Runs] = {
 """ssh settings that run a local command, load a library, or read more settings from a file."""
 _SSH_CONFIG = RunOption("-F", "code", when=r"^(?!/dev/null$|none$)")
 """A config file other than none holds settings no rule sees (`ProxyCommand`, `Match exec`)."""
-_VIM = CommandRunner(always="it runs the commands it is given (`-c '!cmd'`, `+cmd`, `--cmd`, a script) and, "
-                          "when its input is not a terminal, the keystrokes it reads")
+_VI_ALWAYS = ("it runs the commands it is given (`-c '!cmd'`, `+cmd`, `--cmd`, a script: `-S`, `-s`) and, when "
+              "its input is not a terminal, the keystrokes it reads")
+_VI_OPTIONS = (RunOption("-c", "ex"), RunOption("+", "ex", attached=True), RunOption("--cmd", "ex"),
+               RunOption("-S", "code", value=False))
+_VIM = CommandRunner(_VI_OPTIONS, always=_VI_ALWAYS)
+"""vi's family: every option that runs an ex command is read for the shell commands in it, so `rm *: deny`
+holds against `vim -es -c '!rm x'` whatever a person approves; the rest of what it runs stays hidden (`-s`,
+a script of keystrokes, is left to `always`: `-es` is ex mode made silent, and a table read of it would take
+the next option for its file). `-S` is read as taking no value for the same reason: with an option after it
+(`-S -c '!cmd'`) vim sources `Session.vim` and still runs the `-c`."""
+_NVIM = CommandRunner((*_VI_OPTIONS, RunOption("-l", "code", value=False)),
+                      always=_VI_ALWAYS + "; `-l` runs a Lua script")
 _TAR = CommandRunner(_options(
     ("-I", "shell"), ("--use-compress-program", "shell"), ("--to-command", "shell"),
     RunOption("--checkpoint-action", "shell", when=r"^exec=(?P<text>.*)\Z"), ("-F", "shell"),
@@ -90,7 +102,10 @@ COMMAND_RUNNERS: dict[str, CommandRunner] = {
                                    ("--lesskey-file", "code"), ("--lesskey-src", "code"),
                                    ("--lesskey-content", "code"))),
     "groff": _ROFF, "troff": _ROFF, "nroff": _ROFF,
-    "vi": _VIM, "vim": _VIM, "vimdiff": _VIM, "view": _VIM, "ex": _VIM,
+    **dict.fromkeys(("vi", "vim", "vimdiff", "view", "ex", "rvim", "rview", "evim", "eview", "gvim", "gview",
+                     "gvimdiff", "rgvim", "rgview", "vimx", "vim.basic", "vim.tiny", "vim.nox", "vim.gtk3",
+                     "nvi", "nex", "nview"), _VIM),
+    "nvim": _NVIM,
     "tmux": CommandRunner(always="it runs the shell commands its own commands are given (`new-session CMD`, "
                                  "`run-shell`, `-c`) and those of its config"),
     "screen": CommandRunner(always="it runs the command it is given, and those its config and `-X` commands name"),

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .env_split import SplitError, split_string
+from .ex import shell_commands
 from .inner import Inner, Prefix, assignments_of, command_at, doubted, is_assignment, options_of
 from .launchers import LAUNCHERS
 from .options import OptionSpec, scan
@@ -54,7 +55,14 @@ def _runner(name: str, runner: CommandRunner, words: list[Word]) -> Inner:
     shell text is checked like the line, a program as a command, and anything else is hidden."""
     inner = Inner(hidden=[f"`{name}` runs commands no rule can check: {runner.always}"] if runner.always else [])
     for call in calls(runner, words):
-        if call.option.runs == "shell" and call.value is not None:
+        if call.option.runs == "ex" and call.value is not None and call.value.value is not None:
+            found = shell_commands(call.value.value)
+            inner.scripts += [literal(text) for text in found.shell]
+            if found.repeat:
+                inner.unknown.append(f"`{name} {call.shown} '!!'` repeats a shell command only the run knows")
+            if found.other:
+                inner.hidden.append(f"`{name} {call.shown}` runs ex commands, which may run anything")
+        elif call.option.runs == "shell" and call.value is not None:
             inner.scripts.append(call.value)
         elif call.option.runs == "program" and call.value is not None:
             inner.commands.append([call.value])

@@ -18,7 +18,8 @@ CATEGORY = "programs that run commands"
 
 KNOWN = frozenset({
     "split", "sort", "compgen", "tar", "gtar", "bsdtar", "ssh", "scp", "sftp", "rsync", "zip", "rg", "man", "less",
-    "groff", "troff", "nroff", "vi", "vim", "vimdiff", "view", "ex", "tmux", "screen",
+    "groff", "troff", "nroff", "vi", "vim", "vimdiff", "view", "ex", "rvim", "rview", "nvim", "vim.basic", "vim.tiny",
+    "tmux", "screen",
 })
 """Programs known to run a command named by an option, a setting (`-o ProxyCommand=`), a mode (`groff -U`) or a
 command of their own (`tmux new-session CMD`)."""
@@ -54,10 +55,37 @@ def test_every_attack_of_the_category_uses_a_program_the_checks_know_to_run_comm
         f"no program of the table in {case.command!r}: add it to COMMAND_RUNNERS (or, for a launcher, LAUNCHERS)"
 
 
-@pytest.mark.parametrize("program", sorted(COMMAND_RUNNERS.keys() - {"gtar", "bsdtar"}))
+NOT_TRIED = frozenset({"gtar", "bsdtar", "evim", "eview", "gvim", "gview", "gvimdiff", "rgvim", "rgview", "vimx",
+                       "vim.nox", "vim.gtk3", "nvi", "nex", "nview", "rvim", "rview"})
+"""Programs of the table no attack can be tried with here: tar and vi under names of builds not installed (the
+GUI and no-X vims, nvi), and the restricted `rvim`/`rview`, which refuse to run a shell at all."""
+
+
+@pytest.mark.parametrize("program", sorted(COMMAND_RUNNERS.keys() - NOT_TRIED))
 def test_every_program_in_the_table_has_an_attack_in_the_corpus(program):
-    """gtar and bsdtar are tar under other names (not installed here); every other program is tried by effect."""
+    """Every program of the table but those of `NOT_TRIED` is tried by effect."""
     assert any(program in _names(c.command, COMMAND_RUNNERS.keys()) for c in CASES if c.expect == "blocked"), program
+
+
+@pytest.mark.parametrize("line", [
+    "vim -es -c '!rm x' -c 'qa!'", "vim -es '+!rm x' '+qa!'", "vim --cmd '!rm x' -es", "vim -esc '!rm x'",
+    "vim -c'!rm x' f", "vim -es -c 'silent !rm x'", "vim -es -c 'sil! !rm x'", "vim -es -c '%!rm x'",
+    "vim -es -c ':1,$!rm x'", "vim -es -c \"'a,'b!rm x\"", "vim -es -c 'r !rm x'", "vim -es -c 'read!rm x'",
+    "vim -es -c 'w !rm x'", "vim -es -c 'qa | !rm x'", "ex -s -c '!rm x'", "view -c '!rm x' f", "vi -c '!rm x' f",
+    "nvim --headless -c '!rm x'", "nvim -es --cmd 'silent !rm x'", "/usr/bin/vim.basic -es -c '!rm x'",
+    "vim.tiny -es -c '!rm x'", "rvim -c '!rm x' f", "vimdiff -c '!rm x' a b", "vim -S -c '!rm x'",
+    "vim -S s.vim -c '!rm x'", "nvim -l s.lua -c '!rm x'",
+])
+def test_the_shell_commands_of_vis_ex_commands_are_checked_like_the_line(line):
+    """A deny holds against them outright: no approval of the hidden rest lets the `!` command run."""
+    assert "deny" in [evaluate("bash", p, RULES).action for p in parse_command(line).patterns], line
+
+
+@pytest.mark.parametrize("line", ["vim -es -c 'w! out.txt' -c 'qa!'", "vim +10 f", "vim '+/pattern' f",
+                                  "vim -c 'set nu' f", "nvim --headless -c 'qa!'"])
+def test_vis_ex_commands_without_a_shell_command_add_no_pattern(line):
+    parsed = parse_command(line)
+    assert all(p.startswith(line.split()[0]) for p in parsed.patterns) and parsed.hidden, parsed.patterns
 
 
 @pytest.mark.parametrize("line", [
@@ -80,7 +108,8 @@ def test_what_a_runners_option_runs_is_checked_like_the_line(line):
 @pytest.mark.parametrize("line", [
     "groff -U d.tr", "troff -U d.tr", "nroff -U d.tr", "ssh -F conf h", "ssh -o Include=conf h",
     "ssh -o PKCS11Provider=./lib.so h", "ssh -I ./lib.so h", "less '+!rm x' f", "less '+|rm x' f", "less -k keys f",
-    "vim -c '!rm x' f", "vim f", "ex -s", "vimdiff a b", "view f", "vi f", "tmux new-session -d 'rm x'", "tmux ls",
+    "vim -c '!rm x' f", "vim f", "ex -s", "vimdiff a b", "view f", "vi f", "nvim -S s.vim", "nvim -l s.lua",
+    "tmux new-session -d 'rm x'", "tmux ls",
     "screen -dm rm x", "tar cIf 'rm x' a.tar f", "tar --to-command=\"$cmd\" -xf a.tar", "ssh -o \"$opt\" h",
 ])
 def test_code_a_runner_is_told_to_run_that_no_rule_sees_is_hidden(line):
