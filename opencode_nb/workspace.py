@@ -41,8 +41,10 @@ from .permission.unattended import decide, policy_from_env
 from .provider.registry import ProviderRegistry
 from .question import QuestionAsked, QuestionReplied, QuestionRequest, QuestionService
 from .question.service import Answers, unattended_answers
+from .sandbox import caches, private
 from .sandbox.policy import BWRAP_ENV, ShellSandbox, caller_network_rules
 from .sandbox.protected import Protected
+from .sandbox.treatment import read_rules
 from .session.deps import LoopDeps
 from .session.loop import SessionLoop
 from .session.models import AssistantMessage, Part
@@ -103,6 +105,8 @@ class Workspace:
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.data_dir = Path(data_dir).expanduser() if data_dir else default_data_dir(self.env)
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._forget_data_dir = private.register(self.data_dir)
+        """Out of sight of every sandboxed process while this workspace is open (`sandbox/private.py`)."""
         settled = settle_config(self.directory, config, env=self.env, data_dir=self.data_dir,
                                 rules_of=lambda loaded: _effective_rules(loaded, self.data_dir), accept=accept_config)
         self.loaded: LoadedConfig = settled.loaded
@@ -135,6 +139,7 @@ class Workspace:
             data_dir=self.data_dir,
             tmp_dir=Path(tempfile.gettempdir()),
             where=self.loaded.where,
+            refused=self.loaded.refused,
         )
         self.store = SessionStore(self.store_path)
         self.sessions = SessionService(self.store, self.bus, directory=self.directory)
@@ -146,11 +151,16 @@ class Workspace:
         self.tools: ToolRegistry = default_registry(self.skills)
         self.sandbox = ShellSandbox(self.config.sandbox, binary=self.env.get(BWRAP_ENV), writable=[
             self.root, self.data_dir / OUTPUT_FOLDER, Path(tempfile.gettempdir()) / "opencode_nb"],
-            protected=Protected(self.root, self.directory, self.loaded.global_dir))
-        """The OS sandbox of shell commands: what they may write, and whether one exists here (`sandbox`)."""
+            protected=Protected(self.root, self.directory, self.loaded.global_dir,
+                                instructions=lambda: self.loaded.instruction_files), alive=self.config_guard.running,
+            caches=caches.project_folder(self.data_dir, self.root))
+        """The OS sandbox of shell commands: what they may write, and whether one exists here (`sandbox`). Every
+        process it launches is a run in flight for the config guard while it lives (`sandbox/treatment.py`), and
+        finds the package managers' caches in a folder of this project's (`sandbox/caches.py`)."""
         self.mcp = McpServers(self.loaded, tools=self.tools, sandbox=self.sandbox, permissions=self.permissions,
                               data_dir=self.data_dir, network_rules=lambda: caller_network_rules(
-                                  self.agents.default.permission, (), self.agents.default.name))
+                                  self.agents.default.permission, (), self.agents.default.name),
+                              read_rules=lambda: read_rules(self.agents.default.permission))
         """The configured MCP servers, started at the first prompt; their tools join `tools` (see `mcp/`)."""
         self.checkpoints = Checkpoints(self.sessions, self.root, self.data_dir, self.config.checkpoints)
         """The project's files recorded around each turn (`checkpoint/`): `.turns(session_id)`, `.diff(session_id,
@@ -286,9 +296,10 @@ class Workspace:
     @property
     def warnings(self) -> list[str]:
         held = [self.config_held.message()] if self.config_held is not None and not self.config_held.kept else []
-        skills = [str(problem) for problem in self.skills.current().problems]
+        found = self.skills.current()
+        skills = [*(str(problem) for problem in found.problems), *found.notes]
         off = [self.checkpoints.why_not] if self.checkpoints.why_not and self.config.checkpoints.enabled else []
-        return [*self.loaded.warnings, *self.agents.warnings, *skills, *held, *off]
+        return [*self.loaded.warnings, *self.agents.warnings, *skills, *held, *off, *self.mcp.warnings]
 
     @property
     def store_path(self) -> Path:
@@ -304,6 +315,7 @@ class Workspace:
         self.sessions.close()
         self._forget_secrets()
         self._forget_secret_files()
+        self._forget_data_dir()
 
     async def aclose(self) -> None:
         """Stop running sessions and background work, then close."""

@@ -7,7 +7,8 @@ subagent and it does not say `subtask: false`.
 
 `` !`cmd` `` in a template runs the shell command and inlines its output; the command line is checked
 against the agent's bash rules first and then run by the bash tool's process runner, exactly as the
-bash tool would (its own process group, killed whole on timeout or Stop).
+bash tool would (its own process group, killed whole on timeout or Stop; the sandbox's whole treatment,
+`sandbox/treatment.py`, with reads outside the project as the agent's `external_directory` rules allow).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from functools import partial
 from ..config.schema import CommandConfig
 from ..errors import NotFoundError, ToolError
 from ..sandbox.policy import Launch, SandboxCall, caller_network_rules
+from ..sandbox.treatment import read_rules, shown_for
 from ..session.deps import LoopDeps
 from ..session.loop import SessionLoop
 from ..session.models import AssistantMessage, CompactionPart, SubtaskPart
@@ -26,6 +28,7 @@ from ..tool.base import OUTPUT_FOLDER
 from ..tool.shell.parse import parse_command
 from ..tool.shell.process import ShellRun
 from .builtin import LOCAL, builtin_commands
+from .skill import skill_command, skill_commands
 from .template import render_template
 
 SHELL = re.compile(r"!`([^`]+)`")
@@ -42,12 +45,16 @@ class CommandRunner:
         try:
             return self.commands[name]
         except KeyError:
+            command = skill_command(self.deps.tools, name)  # a skill is the person's command too (skill.py)
+            if command is not None:
+                return command
             known = ", ".join(f"/{n}" for n in sorted(self.commands))
             raise NotFoundError("command", f"/{name}", f"available commands: {known}") from None
 
     def help(self) -> str:
-        width = max(len(n) for n in self.commands) + 1
-        rows = sorted(self.commands.items())
+        commands = {**skill_commands(self.deps.tools), **self.commands}
+        width = max(len(n) for n in commands) + 1
+        rows = sorted(commands.items())
         return "\n".join(f"/{name:<{width}} {command.description or ''}".rstrip() for name, command in rows)
 
     def agents(self) -> str:
@@ -95,11 +102,12 @@ class CommandRunner:
         await self.deps.permissions.ask(session_id, agent, "bash", parsed.patterns, always=parsed.always,
                                         metadata={"command": command, "source": "command template"}, ruleset=rules,
                                         always_ask=not parsed.parsed)
+        # Reads outside the project as the bash tool's would be for this agent (`sandbox/treatment.py`).
+        shown = shown_for(read_rules(rules, self.deps.permissions.grants(session_id), agent))
         launch = await self._sandbox(session_id, agent, rules).prepare(
-            command, partial(self.deps.permissions.ask, session_id, agent, ruleset=rules)) if self.deps.sandbox \
-            else Launch()
-        run = ShellRun(command, cwd=self.deps.root, output_dir=self.deps.data_dir / OUTPUT_FOLDER,
-                       confinement=launch.confinement)
+            command, partial(self.deps.permissions.ask, session_id, agent, ruleset=rules), shown=shown) \
+            if self.deps.sandbox else Launch()
+        run = ShellRun(command, cwd=self.deps.root, output_dir=self.deps.data_dir / OUTPUT_FOLDER, launch=launch)
         await run.wait(SHELL_TIMEOUT_S)
         if run.timed_out:
             raise ToolError(f"The command `{command}` in the template did not finish within {SHELL_TIMEOUT_S} s "

@@ -40,6 +40,15 @@ Status = Literal["disabled", "waiting", "refused", "idle", "starting", "ready", 
 started yet; starting; ready; failed: `error` says why (the next call tries again)."""
 
 Opener = Callable[[], AbstractAsyncContextManager[TransportStreams]]
+Stage = Literal["timeout", "start", "running"]
+"""When a connection failed: its start-up timeout ran out, it broke while starting, or after it was ready."""
+Explain = Callable[[str, Stage], str]
+"""`explain(reason, stage)`: the whole error for a failure, from the client's own reason and what the launcher
+knows (stderr, refused hosts: `failure.py`)."""
+
+
+def _as_said(reason: str, stage: Stage) -> str:
+    return f"{reason} (raise `timeout`, in milliseconds, if it needs longer)" if stage == "timeout" else reason
 
 
 class CallFailed(Exception):
@@ -50,15 +59,18 @@ class ServerClient:
     """The connection to one server: a local process, or a remote URL."""
 
     def __init__(self, name: str, openers: list[Opener], *, timeout_s: float, call_timeout_s: float,
-                 on_tools: Callable[[ServerClient], None], describe_failure: Callable[[], str] = lambda: "") -> None:
+                 on_tools: Callable[[ServerClient], None], explain_failure: Explain = _as_said,
+                 call_notes: Callable[[], str] = lambda: "") -> None:
         self.name = name
         self.openers = openers
         """Ways to connect, tried in order until one works: streamable HTTP, then SSE."""
         self.timeout_s = timeout_s
         self.call_timeout_s = call_timeout_s
         self.on_tools = on_tools
-        self.describe_failure = describe_failure
-        """More about a failure (the last lines of a local server's stderr)."""
+        self.explain_failure = explain_failure
+        """A failure's reason with what the launcher knows of it (for a local server: `failure.explain`)."""
+        self.call_notes = call_notes
+        """What a call the server answered with an error adds (for a local server: `failure.CallNotes`)."""
         self.status: Status = "idle"
         self.error: str | None = None
         self.tools: list[types.Tool] = []
@@ -121,8 +133,7 @@ class ServerClient:
                         return
         except TimeoutError:
             if self._stop is stop and not stop.is_set():
-                self._fail(f"it did not start and list its tools within {self.timeout_s:g} s (raise `timeout`, "
-                           "in milliseconds, if it needs longer)")
+                self._fail(f"it did not start and list its tools within {self.timeout_s:g} s", "timeout")
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
@@ -134,11 +145,19 @@ class ServerClient:
             ready.set()
             ended.set()
 
-    def _fail(self, reason: str) -> None:
-        more = self.describe_failure()
+    def _fail(self, reason: str, stage: Stage | None = None) -> None:
+        stage = stage or ("start" if self.status == "starting" else "running")
         self.status = "failed"
-        self.error = reason + (f"; it wrote: {more}" if more else "")
+        try:
+            self.error = self.explain_failure(reason, stage)
+        except Exception:  # what explains a failure must not hide it
+            log.exception("explaining the failure of MCP server %s", self.name)
+            self.error = reason
         log.info("MCP server %s failed: %s", self.name, self.error)
+
+    def drop(self, reason: str) -> None:
+        """End the connection from outside (its process broke a rule: `servers.py`); the next call starts anew."""
+        self._drop(reason)
 
     def _drop(self, reason: str) -> None:
         """End the current connection (in the background) and say why; the next call starts a new one."""

@@ -8,7 +8,13 @@ for as long as it runs. Its environment is the kernel's without secrets (`tool_e
 
 The SDK's `stdio_client` spawns the process and speaks the protocol; it cannot pass a descriptor to the
 child, and `bwrap --seccomp FD` reads its filter from one, so a two-line `sh` opens the filter (a file only we
-can read, removed once the server is up) on descriptor 3 and execs bubblewrap.
+can read, removed once the server is up) on descriptor 3 and execs bubblewrap. The same `sh`, still outside the
+sandbox, writes its pid (bubblewrap's, after the exec: the leader of the server's process group) to a file of
+ours, so the last check of the protected paths can wait for the whole sandbox to be gone.
+
+The server is a `SandboxedProcess` (`sandbox/treatment.py`) for its whole life: what it makes at a protected
+path is moved away after each call, every `WATCH_S` while it runs and once it has gone; it reads outside the
+project as the `external_directory` rules it is given allow; it counts as a run in flight for the config guard.
 
 The server's stderr goes to `<data_dir>/mcp/<name>.log` (each start begins it afresh), whose last lines say
 why a server failed.
@@ -29,16 +35,19 @@ from mcp.client._transport import TransportStreams
 from ..errors import PolicyRefusedError
 from ..permission.events import Ask
 from ..permission.rules import Rule
-from ..sandbox import hosts
+from ..sandbox import caches, hosts
 from ..sandbox.linux import arch
 from ..sandbox.policy import Launch, ShellSandbox
+from ..sandbox.protected import QUARANTINE
 from ..sandbox.proxy import HostProxy
 from ..sandbox.seccomp import program
+from ..sandbox.treatment import SandboxedProcess, shown_for
 from ..tool.shell.process import tool_env
 from .entries import ServerEntry
 
 FILTER_FD = 3
-OPEN_FILTER = 'exec 3<"$1" && shift && exec "$@"'
+OPEN_FILTER = 'echo $$ >"$1" && exec 3<"$2" && shift 2 && exec "$@"'
+SAY_PID = 'echo $$ >"$1" && shift && exec "$@"'
 
 CallerAsk = Callable[[], Ask | None]
 """The `ask` of the tool call the server is serving now, if any: a host its rules say to ask about is put to
@@ -52,16 +61,20 @@ def log_path(data_dir: Path, name: str) -> Path:
 @contextlib.asynccontextmanager
 async def local_streams(entry: ServerEntry, *, sandbox: ShellSandbox, cwd: Path, data_dir: Path,
                         network_rules: Callable[[], list[Rule]], caller_ask: CallerAsk,
-                        on_launch: Callable[[Launch], None]) -> AsyncIterator[TransportStreams]:
+                        on_launch: Callable[[Launch], None], read_rules: Callable[[], list[Rule]] = list,
+                        on_process: Callable[[SandboxedProcess], None] = lambda _: None,
+                        ) -> AsyncIterator[TransportStreams]:
     """The server's message streams, for as long as the block runs; the process is ended on the way out.
+
+    `read_rules` are the `external_directory` rules it reads outside the project by; `on_process` is given
+    its `SandboxedProcess` before it starts (a call's end checks through it).
 
     Raises:
         ToolError: `sandbox: required` and there is no sandbox here.
         OSError: the program could not be started.
     """
     command = list(entry.config.command or [])
-    launch = await sandbox.launch(f"mcp:{entry.name}", tell=False)
-    on_launch(launch)
+    launch = await sandbox.launch(f"mcp:{entry.name}", tell=False, server=entry.name)
     env = {**tool_env(), **entry.config.environment}
     log = log_path(data_dir, entry.name)
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -69,25 +82,47 @@ async def local_streams(entry: ServerEntry, *, sandbox: ShellSandbox, cwd: Path,
         errlog = stack.enter_context(log.open("w", encoding="utf-8"))  # this run's: what a failure quotes
         argv = command
         confined = launch.confinement
+        pid_file: Path | None = None
+        filter_file: Path | None = None
+        socket: Path | None = None
         if confined is not None:
+            shown = shown_for(read_rules())
+            if shown is not None:
+                confined = replace(confined, shown=shown)
+            own = entry.config.environment  # a variable the entry sets itself is the person's word
+            confined = confined.reaching(caches.nothing_reachable, env, own)
             line = " ".join(command)
             rules = hosts.for_command(line, network_rules())
-            socket = None
             if hosts.opens(rules) and confined.backend.kind == "bwrap" and arch() is not None:
                 proxy = HostProxy(hosts.HostGate(line, network_rules, _asking(caller_ask)))
                 socket = await stack.enter_async_context(proxy.serving())
+                # Starting, it has no call to ask the person through: a registry only an ask would open is
+                # used offline, from the server's cache (`sandbox/caches.py`).
+                confined = replace(confined, proxy=proxy).reaching(caches.reachable_by(rules, asking=False), env, own)
             elif hosts.opens(rules) and hosts.allows_every_host(rules):
-                confined = replace(confined, network=True)  # sandbox-exec: no proxy, the network whole or none
-            filter_file = None
+                # sandbox-exec: no proxy, the network whole or none
+                confined = replace(confined, network=True).reaching(caches.everything_reachable, env, own)
             if not confined.network and confined.backend.kind == "bwrap" and arch() is not None:
                 filter_file = _filter_file()
                 stack.callback(filter_file.unlink, missing_ok=True)
-            argv = confined.wrap(command, cwd=cwd, seccomp_fd=FILTER_FD if filter_file else None,
-                                 guard=confined.guard(), proxy_socket=socket)
-            if filter_file is not None:
-                argv = ["/bin/sh", "-c", OPEN_FILTER, "mcp-server", str(filter_file), *argv]
+        launch = replace(launch, confinement=confined)
+        on_launch(launch)  # with its proxy and caches: what a failure to start is explained from (`failure.py`)
+        process = SandboxedProcess(launch, quarantine=data_dir / QUARANTINE)
+        if confined is not None:
+            argv = process.wrap(command, cwd=cwd, seccomp_fd=FILTER_FD if filter_file else None,
+                                proxy_socket=socket)
+            pid_file = _private_file("opencode-nb-mcp-pid-")
+            stack.callback(pid_file.unlink, missing_ok=True)
+            opening = [OPEN_FILTER, "mcp-server", str(pid_file), str(filter_file)] if filter_file is not None \
+                else [SAY_PID, "mcp-server", str(pid_file)]
+            argv = ["/bin/sh", "-c", *opening, *argv]
         params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
+        process.start()
+        process.leader = lambda: _pid(pid_file)
+        stack.push_async_callback(lambda: process.end(_pid(pid_file)))  # after the process is gone (LIFO)
+        on_process(process)
         streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        await stack.enter_async_context(process.watching())
         yield streams
 
 
@@ -99,6 +134,20 @@ def _filter_file() -> Path:
     with os.fdopen(fd, "wb") as out:
         out.write(program(machine, all_sockets=False))
     return Path(name)
+
+
+def _private_file(prefix: str) -> Path:
+    fd, name = tempfile.mkstemp(prefix=prefix)
+    os.close(fd)
+    return Path(name)
+
+
+def _pid(path: Path | None) -> int | None:
+    """The pid the `sh` wrote: bubblewrap's, the leader of the server's process group."""
+    try:
+        return int(path.read_text().strip()) if path is not None else None
+    except (OSError, ValueError):
+        return None
 
 
 def _asking(caller_ask: CallerAsk) -> Ask:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from ..permission.rules import Rule
 from .servers import ServerState
-from .tool import rule_in_force
+from .tool import plain_name, renamed_note, rule_in_force, tool_name
 
 STATUS_WORDS = {
     "disabled": "disabled (enabled: false)",
@@ -38,4 +38,9 @@ def describe(states: Iterable[ServerState], rules: list[Rule], agent: str) -> st
             lines.append(f"  sandbox: {state.sandbox}")
         for tool_id, name in state.tools:
             lines.append(f"  {tool_id}  ({name}): {rule_in_force(tool_id, rules)}")
+            if renamed_note(entry.name, name, tool_id) is not None:
+                lines.append(f"    renamed: {plain_name(entry.name, name)} is a built-in permission's name")
+            if tool_id != tool_name(entry.name, name):
+                lines.append(f"    renamed: another tool could be {tool_name(entry.name, name)}; the end is "
+                             "its server's and tool's digest")
     return "\n".join(lines)

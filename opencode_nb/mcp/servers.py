@@ -1,37 +1,48 @@
 """A workspace's MCP servers: which may start, starting them, and their tools in the tool registry.
 
 When they start: lazily, at the first prompt (`prepare`), in background tasks on the prompt's event loop; the
-prompt waits for them at most each server's `timeout` (5 s by default) so its first step can offer their tools,
-and a slower server's tools appear at a later step. A server that failed is started again at the next call of
-one of its tools. `aclose` (with the workspace) ends them all and waits until their processes are gone.
+prompt waits for them at most each server's `timeout` (5 s by default, 60 s for one a package runner such as
+`uvx` or `npx` starts: `runners.py`) so its first step can offer their tools, and a slower server's tools appear
+at a later step. Why a server failed is said by `failure.py`, from what its launch saw, in `%agent mcp` and on
+the card of a call of its tools (`ToolRegistry.unavailable` where it never listed them). A server that failed is
+started again at the next call of one of its tools. `aclose` (with the workspace) ends them all and waits until
+their processes are gone.
 
 Who may start: a server from the person's own configuration, at once. One that the project's files define
 (`entries.ServerEntry.project`) first asks the person, once, in the session whose prompt would start it
 (permission `mcp`, showing what it runs and which file asked for it); "once" or "always" approves that exact
-entry for good (`approval.py`), a refusal leaves it off for this workspace. Headless, the unattended policy
-answers: only `OPENCODE_NB_PERMISSION=allow` approves. Until approved there is no process at all.
+entry, with the project files its command runs as they are (`code.py`), for good (`approval.py`); a refusal
+leaves it off for this workspace. Every start checks the files again, a restart after a crash included: changed
+files refuse the start and the next prompt asks again, naming them. Headless, the unattended policy answers:
+only `OPENCODE_NB_PERMISSION=allow` approves. Until approved there is no process at all.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..config import LoadedConfig
-from ..errors import ToolError
+from ..errors import PolicyRefusedError, ToolError
 from ..permission import PermissionService
 from ..permission.rules import Rule
 from ..sandbox.policy import Launch, ShellSandbox
+from ..sandbox.treatment import SandboxedProcess
 from ..tool.registry import ToolRegistry
+from . import failure
 from .approval import Approvals
-from .client import ServerClient, Status
+from .client import ServerClient, Stage, Status
+from .code import ServerCode
 from .entries import ServerEntry, server_entries
-from .launch import local_streams, log_path, tail
+from .launch import local_streams, log_path
 from .remote import remote_openers
-from .tool import McpTool, tool_name
+from .runners import start_timeout_s
+from .tool import McpTool, could_collide, distinct_name, renamed_note, tool_name
 
 APPROVAL_PERMISSION = "mcp"
 
@@ -51,20 +62,25 @@ class ServerState:
 
 class McpServers:
     def __init__(self, loaded: LoadedConfig, *, tools: ToolRegistry, sandbox: ShellSandbox,
-                 permissions: PermissionService, data_dir: Path, network_rules: Callable[[], list[Rule]]) -> None:
+                 permissions: PermissionService, data_dir: Path, network_rules: Callable[[], list[Rule]],
+                 read_rules: Callable[[], list[Rule]] = list) -> None:
         self.loaded = loaded
         self.registry = tools
         self.sandbox = sandbox
         self.permissions = permissions
         self.data_dir = data_dir
         self.network_rules = network_rules
+        self.read_rules = read_rules
+        """The `external_directory` rules local servers read outside the project by (`sandbox/treatment.py`)."""
         self.entries = {entry.name: entry for entry in server_entries(loaded)}
         self.approvals = Approvals(data_dir)
         self.clients: dict[str, ServerClient] = {}
         self.refused: dict[str, str] = {}
         """Project servers the person (or the policy) did not approve, with why: not asked again here."""
         self._tool_ids: dict[str, list[tuple[str, str]]] = {}
+        self._renamed: dict[str, list[str]] = {}
         self._launch: dict[str, Launch] = {}
+        self._processes: dict[str, SandboxedProcess] = {}
         self._asking: set[str] = set()
 
     def __bool__(self) -> bool:
@@ -72,16 +88,23 @@ class McpServers:
 
     async def prepare(self, session_id: str, agent: str) -> None:
         """Before a prompt: ask about project servers not yet approved, start what may start, and wait (bounded)
-        for servers still starting. Never raises: a server that cannot start is listed as failed."""
+        for servers still starting. Never raises: a server that cannot start is listed as failed.
+
+        First, what running servers made at protected paths since their last check is moved away: the prompt
+        is about to read the instructions, skills and agents (`sandbox/treatment.py`)."""
+        for process in self._processes.values():
+            process.check()
         starting: list[ServerClient] = []
         for entry in self.entries.values():
             if not entry.config.enabled or entry.name in self.refused:
                 continue
             client = self.clients.get(entry.name)
-            if client is None:
-                if entry.project and not self.approvals.approved(entry) and \
-                        not await self._approve(entry, session_id, agent):
+            if entry.project and (client is None or client.status in ("idle", "failed")):  # about to start
+                code = await asyncio.to_thread(entry.code, self.loaded.root)
+                if not self.approvals.approved(entry, code) and not await self._approve(entry, session_id, agent,
+                                                                                        code):
                     continue
+            if client is None:
                 client = self.clients[entry.name] = self._client(entry)
             if client.status == "idle" or (client.status == "failed" and not self._tool_ids.get(entry.name)):
                 client.start()  # a server whose tools were never listed has no tool whose call would restart it
@@ -89,61 +112,122 @@ class McpServers:
                 starting.append(client)
         if starting:
             await asyncio.gather(*(c.started() for c in starting))
+        self._say_missing()
 
-    async def _approve(self, entry: ServerEntry, session_id: str, agent: str) -> bool:
+    def _say_missing(self) -> None:
+        """A server whose tools were never listed leaves why where a call of one of its tools finds it
+        (`ToolRegistry.unavailable`): on that call's card and to the model, not only in `%agent mcp`."""
+        for entry in self.entries.values():
+            prefix = tool_name(entry.name, "")
+            client = self.clients.get(entry.name)
+            if client is None or self._tool_ids.get(entry.name):
+                self.registry.unavailable.pop(prefix, None)
+            elif client.status == "failed":
+                self.registry.unavailable[prefix] = f"the MCP server {entry.name} did not start: {client.error}"
+            elif client.status == "starting":
+                self.registry.unavailable[prefix] = (f"the MCP server {entry.name} is still starting (a package "
+                                                     "runner may be downloading it); its tools are offered once "
+                                                     "it has listed them")
+
+    async def _approve(self, entry: ServerEntry, session_id: str, agent: str, code: ServerCode) -> bool:
         if entry.name in self._asking:
             return False  # another prompt is asking right now
         self._asking.add(entry.name)
         kind = "runs" if entry.config.type == "local" else "connects to"
+        changed = self.approvals.changes(entry, code)
+        why = (f"The files the MCP server {entry.name} runs changed since you approved it ({'; '.join(changed)}). "
+               if changed else f"The project's configuration ({entry.source}) defines the MCP server {entry.name}. ")
         try:
             await self.permissions.ask(
                 session_id, agent, APPROVAL_PERMISSION, [entry.name], always_ask=True,
                 metadata={"server": entry.name, "type": entry.config.type, "target": entry.target,
-                          "source": entry.source, "command": entry.target,
-                          "where": f"The project's configuration ({entry.source}) defines the MCP server "
-                                   f"{entry.name}, which {kind} the following. Approve it once to let it start "
-                                   "(a change of the entry asks again):"})
+                          "source": entry.source, "command": entry.target, "files": sorted(code.files),
+                          "changed": changed,
+                          "where": f"{why}It {kind} the following. Approve it once to let it start (a change of "
+                                   "the entry or of the project files it runs asks again):"})
         except ToolError as exc:
             self.refused[entry.name] = str(exc).split(". ")[0]
             return False
         finally:
             self._asking.discard(entry.name)
-        self.approvals.approve(entry)
+        self.approvals.approve(entry, code)
         return True
 
     def _client(self, entry: ServerEntry) -> ServerClient:
         config = entry.config
-        timeouts = {"timeout_s": config.timeout / 1000, "call_timeout_s": config.call_timeout / 1000}
+        timeouts = {"timeout_s": start_timeout_s(config), "call_timeout_s": config.call_timeout / 1000}
         if config.type == "remote":
             return ServerClient(entry.name, remote_openers(entry), on_tools=self._listed, **timeouts)
         log = log_path(self.data_dir, entry.name)
 
-        def local() -> Any:
+        @contextlib.asynccontextmanager
+        async def local() -> AsyncIterator[Any]:
+            if entry.project:  # every start, restarts included: the files may have changed since the approval
+                code = await asyncio.to_thread(entry.code, self.loaded.root)
+                if not self.approvals.approved(entry, code):
+                    changed = "; ".join(self.approvals.changes(entry, code)) or "not approved"
+                    raise PolicyRefusedError(f"the project files it runs changed since the person approved it "
+                                             f"({changed}); the next prompt asks the person again")
             client = self.clients.get(entry.name)
-            return local_streams(entry, sandbox=self.sandbox, cwd=self.loaded.root, data_dir=self.data_dir,
-                                 network_rules=self.network_rules,
-                                 caller_ask=lambda: client.asking if client is not None else None,
-                                 on_launch=lambda launch: self._launch.__setitem__(entry.name, launch))
+            async with local_streams(entry, sandbox=self.sandbox, cwd=self.loaded.root, data_dir=self.data_dir,
+                                     network_rules=self.network_rules,
+                                     caller_ask=lambda: client.asking if client is not None else None,
+                                     on_launch=lambda launch: self._launch.__setitem__(entry.name, launch),
+                                     read_rules=self.read_rules,
+                                     on_process=lambda process: self._held(entry.name, process),
+                                     ) as streams:
+                yield streams
 
-        return ServerClient(entry.name, [local], on_tools=self._listed, describe_failure=lambda: tail(log, 3),
-                            **timeouts)
+        def explain(reason: str, stage: Stage) -> str:
+            return failure.explain(reason, stage, command=config.command or [], launch=self._launch.get(entry.name),
+                                   log=log, timeout_s=timeouts["timeout_s"])
+
+        return ServerClient(entry.name, [local], on_tools=self._listed, explain_failure=explain,
+                            call_notes=failure.CallNotes(lambda: self._launch.get(entry.name), log), **timeouts)
+
+    def _held(self, name: str, process: SandboxedProcess) -> None:
+        """A local server's process, held to the treatment: stopped for a breach, its card says why and the
+        next call starts it afresh."""
+        self._processes[name] = process
+        process.on_stop = lambda why: self.clients[name].drop(f"stopped: it broke the sandbox's protected paths "
+                                                              f"({why})")
 
     def _listed(self, client: ServerClient) -> None:
         """Put the server's current tools in the registry, in place of the ones it offered before."""
+        self.registry.unavailable.pop(tool_name(client.name, ""), None)
         for tool_id, _ in self._tool_ids.pop(client.name, []):
             self.registry.unregister(tool_id)
         taken = set(self.registry.ids())
         ids: list[tuple[str, str]] = []
+        renamed: list[str] = []
+        own = Counter(tool_name(client.name, tool.name) for tool in client.tools)
         for tool in client.tools:
+            # Never "the first to list keeps the name, the next gets `_2`": that depends on start order, and an
+            # "always" given to one server's tool would carry to another's on the next start.
             tool_id = base = tool_name(client.name, tool.name)
-            n = 2
-            while tool_id in taken:
-                suffix = f"_{n}"
-                tool_id, n = base[:64 - len(suffix)] + suffix, n + 1
+            if own[base] > 1 or could_collide(client.name, tool.name, self.entries) or base in taken:
+                tool_id = distinct_name(client.name, tool.name)
+                if tool_id in taken:
+                    renamed.append(f"MCP server {client.name}: its tool {tool.name} is not offered: its name "
+                                   f"{tool_id} is taken by another tool. Rename the server in the config.")
+                    continue
+                renamed.append(f"MCP server {client.name}: its tool {tool.name} is offered as {tool_id}, not "
+                               f"{base}: another tool could have that name. Rules and \"always\" for it name "
+                               f"{tool_id}.")
             taken.add(tool_id)
-            self.registry.register(McpTool(tool_id, client.name, tool, lambda name=client.name: self.clients[name]))
+            note = renamed_note(client.name, tool.name, tool_id)
+            if note is not None:
+                renamed.append(note)
+            self.registry.register(McpTool(tool_id, client.name, tool, lambda name=client.name: self.clients[name],
+                                           process=lambda name=client.name: self._processes.get(name)))
             ids.append((tool_id, tool.name))
         self._tool_ids[client.name] = ids
+        self._renamed[client.name] = renamed
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the person should know about the servers' tools: those renamed off a built-in permission's name."""
+        return [note for notes in self._renamed.values() for note in notes]
 
     def states(self) -> list[ServerState]:
         out: list[ServerState] = []
@@ -156,7 +240,7 @@ class McpServers:
             elif entry.name in self.refused:
                 out.append(ServerState(entry, "refused", self.refused[entry.name]))
             elif client is None:
-                waiting = entry.project and not self.approvals.approved(entry)
+                waiting = entry.project and not self.approvals.approved(entry, entry.code(self.loaded.root))
                 out.append(ServerState(entry, "waiting" if waiting else "idle"))
             else:
                 out.append(ServerState(entry, client.status, client.error, list(self._tool_ids.get(entry.name, [])),

@@ -8,7 +8,9 @@ Two users share it, so it sits below both the tools and the kernel:
 - shell commands (and the python worker): `policy` decides how a command runs (`sandbox: off|auto|required`)
   and builds the bubblewrap (`bwrap`) or Seatbelt (`seatbelt`) command line; `protected` keeps the files that
   steer the agents read-only, `readable` shows only what the `external_directory` rules allow, `hosts`,
-  `proxy` and `relay` give the network host by host; `status` says in a line which sandbox is in force.
+  `proxy` and `relay` give the network host by host; `status` says in a line which sandbox is in force;
+  `treatment` is the one door every process we start goes through (bash, command templates, MCP servers), so
+  each gets all of it, and is a run in flight for the config guard while it lives.
 
 The mechanisms know nothing of agents, tools or kernels; the shell side reads permission rules and
 configuration, nothing above them.

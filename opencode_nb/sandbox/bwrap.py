@@ -29,10 +29,16 @@ Every choice below answers a way out that was tried on this machine:
   machines do): without them `python` and the project's tools would vanish inside the sandbox.
 - The files that steer the agents or run code later (`protected.py`) are bound read-only over the writable
   project, and the folders leading to them onto themselves, so they can be neither changed nor renamed away.
+  A missing `.git/hooks` under a real `.git` is sealed by an empty read-only tmpfs (`protected.sealable`): no
+  hook can appear in it while the process lives, not even between two after-checks; its empty mount point
+  stays on the host.
 - When the `external_directory` rules deny reading outside the project (`readable.py`), `/` is not
   bound at all: the command sees the system's folders (`SYSTEM`, /etc without its password hashes), the
   Python installation, the writable folders and the folders the rules allow, and nothing of $HOME or the
   rest of the machine, so `grep -R` through a link out, or a script opening an absolute path, finds nothing.
+- Our data dirs (`private.py`: the checkpoint store's git config, the session database, the approvals, other
+  processes' caches) are covered by an empty tmpfs, wherever they are, even inside the writable project;
+  only the command's own folders there (tool output, its cache) are bound back (`out_of_sight`).
 - `--dev /dev`: a minimal /dev (null, zero, random, tty, shm, pts), none of the host's disks or terminals.
 - `--die-with-parent`: if the kernel dies, so does the sandbox.
 - No `--new-session`: the caller already starts bwrap in a session of its own with stdin on /dev/null, so
@@ -46,6 +52,7 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from . import private
 from .protected import Guard
 
 FILE_CAPABILITIES = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID")
@@ -62,7 +69,7 @@ ETC_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "
 
 def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Path,
                readable: Sequence[Path] = (), seccomp_fd: int | None = None, guard: Guard | None = None,
-               shown: Sequence[Path] | None = None) -> list[str]:
+               shown: Sequence[Path] | None = None, env: Sequence[tuple[str, str]] = ()) -> list[str]:
     """The bwrap command line that runs what follows it (append the command's argv).
 
     Args:
@@ -75,9 +82,11 @@ def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Pat
         guard: the protected paths to keep read-only inside the writable folders (`protected.py`).
         shown: None shows the whole file system read-only; a list shows only the system's folders, the
             Python installation, the writable folders and these folders (read-only).
+        env: variables set for the command over the environment it is given (`caches.py`'s).
     """
     args = [binary, "--ro-bind", "/", "/"] if shown is None else [binary, *_system()]
     args += ["--dev", "/dev", "--unshare-pid", "--proc", "/proc", "--remount-ro", "/proc"]
+    mounts_from = len(args)
     args += ["--tmpfs", "/tmp"]
     masked = [Path(p) for p in (*MASKED, *jupyter_runtime()) if Path(p).is_dir() and not Path(p).is_symlink()]
     for path in masked:
@@ -103,6 +112,8 @@ def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Pat
             args += ["--bind", str(path), str(path)]
     if guard is not None:
         args += _guarded(guard, writable)
+    for folder in private.folders():  # our data dirs, last (`out_of_sight`)
+        args += out_of_sight(folder, args[mounts_from:])
     args += ["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if not network:
         args.append("--unshare-net")
@@ -113,6 +124,8 @@ def bwrap_args(binary: str, *, writable: Sequence[Path], network: bool, cwd: Pat
     tempdir = Path(_tempdir())
     if tempdir != Path("/tmp") and not any(_within(tempdir, p) for p in writable):
         args += ["--setenv", "TMPDIR", "/tmp"]  # a TMPDIR elsewhere is read-only in here
+    for name, value in env:
+        args += ["--setenv", name, value]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     args += ["--chdir", str(cwd), "--"]
@@ -146,9 +159,40 @@ def _guarded(guard: Guard, writable: Sequence[Path]) -> list[str]:
         args += ["--bind-try", str(folder), str(folder)]
     for path in guard.kept:
         args += ["--ro-bind-try", str(path), str(path)]
+    for folder in guard.sealed:  # after the pins: an empty read-only tmpfs, so nothing can appear in it
+        args += ["--tmpfs", str(folder), "--remount-ro", str(folder)]
     for folder in writable:  # a writable folder inside a protected one stays writable
         if folder.is_dir() and any(folder != k and k in folder.parents for k in guard.kept):
             args += ["--bind", str(folder), str(folder)]
+    return args
+
+
+_OPERANDS = {"--tmpfs": 1, "--remount-ro": 1, "--bind": 2, "--ro-bind": 2, "--bind-try": 2, "--ro-bind-try": 2,
+             "--symlink": 2}
+
+
+def out_of_sight(folder: Path, mounts: Sequence[str]) -> list[str]:
+    """`folder` (a data dir, `private.py`) replaced by an empty tmpfs, then every mount of `mounts` (the
+    command line's mount options so far, in order) whose target lies strictly inside it made again, as it was.
+
+    Last, after the writable binds and the protected paths: mounts are stacked in order, so a data dir inside
+    the writable project is covered after the project's bind, and what comes back is only what the process
+    was given there itself (its tool-output folder and cache folder writable; a project inside the data dir,
+    with its protected paths read-only again). The replay repeats the options rather than asking each caller
+    for the folders again, so nothing given can be lost and nothing else can return. Writes to the tmpfs land
+    in memory and vanish with the sandbox."""
+    args = ["--tmpfs", str(folder)]
+    i = 0
+    while i < len(mounts):
+        option = mounts[i]
+        count = _OPERANDS.get(option)
+        if count is None:
+            raise ValueError(f"out_of_sight cannot replay the bwrap option {option}")
+        operands = list(mounts[i + 1:i + 1 + count])
+        i += 1 + count
+        target = Path(operands[-1])
+        if target != folder and folder in target.parents:
+            args += [option, *operands]
     return args
 
 

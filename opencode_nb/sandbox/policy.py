@@ -2,8 +2,10 @@
 
 Rules decide from what a command says; the sandbox decides from what it does. With it on, a command the
 rules let through (or a trick that slipped past their patterns) still cannot write outside the project,
-our tool-output folder and `$TMPDIR/opencode_nb`, cannot reach the network, and cannot see or signal
-the kernel. The workspace's `sandbox` setting chooses what happens when no sandbox exists here:
+our tool-output folder, `$TMPDIR/opencode_nb` and the package managers' caches of its own (`caches.py`, named
+by variables set in the sandbox), cannot reach the network, cannot see or signal the kernel, and sees
+nothing of our data dirs but its own folders there (`private.py`), wherever they lie. The
+workspace's `sandbox` setting chooses what happens when no sandbox exists here:
 
     off        commands run unconfined; nothing is said
     auto       confined where possible; elsewhere unconfined, and the first command of each session
@@ -35,8 +37,10 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -44,7 +48,8 @@ from ..config.schema import SandboxMode
 from ..errors import ToolError
 from ..permission.events import Ask
 from ..permission.rules import Grant, Rule
-from . import bwrap, hosts, relay, seatbelt
+from . import bwrap, hosts, private, relay, seatbelt
+from .caches import COMMANDS, Caches, Reachable, everything_reachable, nothing_reachable, reachable_by, user_name
 from .linux import arch
 from .protected import Guard, Protected
 from .proxy import HostProxy
@@ -57,9 +62,12 @@ NETWORK_TROUBLE = re.compile(
     r"Could not resolve host|Temporary failure in name resolution|Name or service not known|"
     r"Network is unreachable|No address associated with hostname|nodename nor servname|getaddrinfo failed|"
     r"Failed to establish a new connection|ENETUNREACH|EAI_AGAIN|ENOTFOUND|unable to access '[^']*': Could not|"
-    r"Failed to connect to|Couldn't connect to server|Connection refused|ECONNREFUSED"
+    r"Failed to connect to|Couldn't connect to server|Connection refused|ECONNREFUSED|"
+    r"because the network was disabled|ENOTCACHED"
 )
-"""How tools say they found no network; seeing one after a sandboxed run means the sandbox was the cause."""
+"""How tools say they found no network; seeing one after a sandboxed run means the sandbox was the cause. The
+last two are uv's and npm's words when they were told to work offline (`caches.py`): no rule allows their
+registry."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,21 @@ class Confinement:
     shown: tuple[Path, ...] | None = None
     """None: the whole file system is readable. Else reads outside the project are not allowed, and only the
     system's folders, the Python installation, the writable folders and these folders are there."""
+    caches: Caches | None = None
+    """The package managers' cache folders of this process (`caches.py`), among `writable`."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Variables set inside the sandbox over the process's environment: where `caches` are, and which
+    registries to use offline; `reaching` sets them for the network the process gets."""
+
+    def reaching(self, reachable: Reachable, env: Mapping[str, str] | None = None,
+                 keep: Iterable[str] = ()) -> Confinement:
+        """This confinement with the caches' variables for a process that reaches the registry hosts
+        `reachable` says it does; `env` is the process's environment (which registries it uses), and the
+        variables named in `keep` are left as the process is given them (a server's own `environment`)."""
+        if self.caches is None:
+            return self
+        kept = set(keep)
+        return replace(self, env=tuple((k, v) for k, v in self.caches.env(reachable, env) if k not in kept))
 
     def guard(self) -> Guard:
         """The protected paths as they are now; take it right before `wrap`, check it after the command."""
@@ -100,10 +123,13 @@ class Confinement:
                 argv = relay.relay_argv(sys.executable, proxy_socket, seccomp_fd, argv)
                 seccomp_fd = None
             prefix = bwrap.bwrap_args(self.backend.binary, writable=self.writable, network=self.network, cwd=cwd,
-                                      seccomp_fd=seccomp_fd, guard=guard, shown=self.shown, readable=readable)
+                                      seccomp_fd=seccomp_fd, guard=guard, shown=self.shown, readable=readable,
+                                      env=self.env)
         else:
             prefix = seatbelt.sandbox_exec_args(self.backend.binary, writable=self.writable, network=self.network,
                                                 protected=self.protected)
+            if self.env:
+                prefix += ["/usr/bin/env", *(f"{name}={value}" for name, value in self.env)]
         return [*prefix, *argv]
 
 
@@ -127,6 +153,9 @@ class Launch:
     note: str | None = None
     """Said once per session where commands run unconfined (`auto` without a sandbox): to the person, on the
     command's card (its `sandbox_note` metadata), not to the model in the output."""
+    alive: Callable[[], AbstractContextManager[object]] | None = field(default=None, compare=False)
+    """Held open while the process runs (`treatment.SandboxedProcess`): the config guard's record of a run in
+    flight, so a config change made meanwhile is judged as an agent's."""
 
     @property
     def label(self) -> str:
@@ -222,30 +251,56 @@ class ShellSandbox:
         mode: the `sandbox` setting.
         writable: the project root, the tool-output folder and the shared temp folder; created if missing.
         binary: `OPENCODE_NB_BWRAP` from the workspace's environment, if set.
+        caches: the project's folder of package managers' caches (`caches.project_folder`); None: none.
     """
 
     def __init__(self, mode: SandboxMode, *, writable: Sequence[Path], binary: str | None = None,
-                 protected: Protected | None = None) -> None:
+                 protected: Protected | None = None,
+                 alive: Callable[[str], AbstractContextManager[object]] | None = None,
+                 caches: Path | None = None) -> None:
         self.mode = mode
+        self.caches = caches
+        self.alive = alive
+        """Given a label (the session, `mcp:<server>`), the config guard's record of a run in flight
+        (`ConfigGuard.running`): every process this sandbox launches holds one while it lives."""
         self.writable = tuple(writable)
         self.protected = protected
         self.binary = binary or None
         self._told: set[str] = set()
 
-    async def launch(self, session_id: str, *, tell: bool = True) -> Launch:
+    async def launch(self, session_id: str, *, tell: bool = True, server: str | None = None) -> Launch:
         """How the next command of `session_id` runs (without network; `prepare` may open it).
 
-        `tell=False` leaves the no-sandbox note for a later command whose result a person will see.
+        `tell=False` leaves the no-sandbox note for a later command whose result a person will see. `server`
+        names the local MCP server being started: it gets package caches of its own (`caches.py`).
 
         Raises:
             ToolError: `sandbox: required` and there is no working sandbox here; nothing may run.
         """
+        made = await self._launch(session_id, tell=tell, server=server)
+        return made if self.alive is None else replace(made, alive=partial(self.alive, session_id))
+
+    async def _launch(self, session_id: str, *, tell: bool, server: str | None = None) -> Launch:
         if self.mode == "off":
             return Launch()
         found = await find_backend_async(self.binary)
         if isinstance(found, Backend):
             kept = tuple(self.protected.paths()) if self.protected is not None else ()
-            return Launch(Confinement(found, self._writable(), protected=kept))
+            writable, caches = self._writable(), None
+            if self.caches is not None:
+                caches = Caches(self.caches / (COMMANDS if server is None else user_name(server)))
+                folder = caches.ready()
+                # the real path: the one bound, and so the one there when reads outside are not allowed
+                caches, writable = (None, writable) if folder is None else (Caches(folder), (*writable, folder))
+            clash = private.equal_to(writable)
+            if clash:
+                raise ToolError(
+                    f"Not run: the data dir {clash[0]} is also a folder commands may write (the project), so the "
+                    "sandbox cannot keep the checkpoint store, the session database and the approvals out of "
+                    f"their reach. Set {private.DATA_DIR_ENV} (or the workspace's `data_dir`) to a folder other "
+                    "than the project. Tell the person; retrying will not help.")
+            confined = Confinement(found, writable, protected=kept, caches=caches)
+            return Launch(confined.reaching(nothing_reachable))
         if self.mode == "required":
             raise ToolError(
                 f"Not run: this workspace requires an OS sandbox for shell commands (`sandbox: required`) and "
@@ -302,10 +357,11 @@ class SandboxCall:
             return launch
         if confined.backend.kind != "bwrap" or arch() is None:  # no proxy without the relay and its filter
             if hosts.allows_every_host(rules):
-                return replace(launch, confinement=replace(confined, network=True))
+                return replace(launch, confinement=replace(confined, network=True).reaching(everything_reachable))
             return launch
         gate = hosts.HostGate(command, self.network_rules, ask)
-        return replace(launch, confinement=replace(confined, proxy=HostProxy(gate)))
+        opened = replace(confined, proxy=HostProxy(gate)).reaching(reachable_by(rules, asking=True))
+        return replace(launch, confinement=opened)
 
 
 def caller_network_rules(ruleset: Iterable[Rule], grants: Iterable[Grant], agent: str) -> list[Rule]:

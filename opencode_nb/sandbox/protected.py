@@ -15,13 +15,19 @@ What holds them, inside bubblewrap (`bwrap.py` binds what `Guard` lists; Seatbel
   themselves too, so they cannot be renamed away and rebuilt (`mv .git x; git init`).
 - A path that does not exist yet cannot be bound without making a mount point for it in the person's
   project, visible to everything outside while the command runs (an empty `opencode.json` that no longer
-  parses, a `.git` folder that makes the project a repository). So nothing is made: after the command,
+  parses, a `.git` folder that makes the project a repository). The exception is a missing `.git/hooks` under
+  a real `.git` (`sealable`): an empty read-only tmpfs is mounted there, since its mount point, an empty
+  folder left in `.git`, changes nothing, and a hook there must not exist even for the moment between two
+  after-checks of a process that outlives its call (a server dropping `pre-commit` as the person commits).
+  For every other missing path nothing is made: after the command,
   `Guard.undo` looks for what appeared where nothing was (the highest such folder: a whole fresh `.git`)
   and moves it out of the project into the quarantine folder beside the tool output, and the result tells
   the model. This runs when bubblewrap has returned, and by then nothing sandboxed can write any more: the
   PID namespace ends with its first process, which the kernel tears down (killing every other process in
   it) before that process is reaped; `ShellRun` waits for bubblewrap's process group to be gone first.
   Nothing is placed in the project beforehand, so concurrent commands never remove each other's protection.
+  A process that outlives a call (a local MCP server) gets the same check after each call, every
+  `treatment.WATCH_S` while it lives and at its end (`treatment.py`, the one door every launcher uses).
 - What a file tool writes to these paths asks `agent_config` (see `access.py`) and is taken out of the
   check of commands running at that moment, so a permitted write is not moved away as if a command made it.
   In `.opencode/` only what the loader reads is protected (config, agents, commands, skills): the plan
@@ -31,7 +37,16 @@ What does not hold: with `sandbox: off`, or where no sandbox exists, only the ru
 asks `agent_config` for a redirection into these paths; code it cannot see can still write them). A file the
 person creates by hand at one of the missing paths while a sandboxed command runs is moved away with the
 command's (it is in the quarantine folder, and the model is told where). Config files named by
-`OPENCODE_NB_CONFIG` or by `instructions` entries are not on the list.
+`OPENCODE_NB_CONFIG` are not on the list.
+
+The files `instructions` entries name (`Protected.instructions`) are, where they lie inside the project: each
+reaches every system prompt. For a glob, the matches are those found when the config was loaded (the
+workspace opening, or a config change the guard settled): they are protected, and they are what the prompt
+reads (`session/loop.py` reads `LoadedConfig.instruction_files`, never the glob again). A file that comes to
+match later (a command or a permitted write making `docs/new.md` for `docs/*.md`) is left out of every prompt
+until the config is loaded again, and a reload while a process of ours is alive judges it as a loosening
+(`config/reaches.py`): the person confirms it. A new match present when the person next opens the workspace
+is taken as theirs.
 """
 
 from __future__ import annotations
@@ -40,13 +55,13 @@ import contextlib
 import itertools
 import os
 import re
-import shutil
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import fs
 from ..config.paths import CONFIG_NAMES, DEFINITION_DIRS, PROJECT_DIR, global_config_dir, levels
 from ..config.skills import PROJECT_SKILL_DIRS
 
@@ -87,6 +102,9 @@ class Protected:
     root: Path
     directory: Path | None = None
     global_dir: Path | None = None
+    instructions: Callable[[], Iterable[Path]] | None = None
+    """The files the config's `instructions` entries name, globs expanded when the config was loaded
+    (`LoadedConfig.instruction_files`): those inside the project are protected as `AGENTS.md` is."""
 
     def paths(self) -> list[Path]:
         """Every protected path, existing or not, as an absolute path with the project's links resolved."""
@@ -103,6 +121,10 @@ class Protected:
         else:
             found += [git / name for name in GIT_PROTECTED]
         found += hooks_dirs(root)
+        for file in self.instructions() if self.instructions is not None else ():
+            real = Path(os.path.realpath(file))
+            if root in real.parents:  # outside, a write asks `external_directory` and the sandbox has it read-only
+                found.append(real)
         if self.global_dir is not None:
             found.append(Path(os.path.realpath(self.global_dir)))
         unique: list[Path] = []
@@ -121,9 +143,23 @@ class Protected:
         return path.relative_to(root).as_posix() if path == root or root in path.parents else str(path)
 
 
-def for_project(root: Path, directory: Path | None = None) -> Protected:
-    """The protected paths of a project, with the global config folder of this process's environment."""
-    return Protected(root, directory, global_config_dir())
+def for_project(root: Path, directory: Path | None = None, like: Protected | None = None) -> Protected:
+    """The protected paths of a project, with the global config folder of this process's environment and the
+    instruction files of `like` (the workspace's, `ShellSandbox.protected`) when it is the same project's."""
+    same = isinstance(like, Protected) and os.path.realpath(like.root) == os.path.realpath(root)
+    return Protected(root, directory, global_config_dir(), like.instructions if same and like else None)
+
+
+def sealable(path: Path) -> bool:
+    """Whether a missing protected folder is sealed rather than only looked at afterwards: `.git/hooks` of a real
+    `.git` folder. bubblewrap makes the mount point in the person's project and it stays there, empty, after
+    the sandbox has gone (measured with bubblewrap 0.8: an empty `.git/hooks`, as `git init` makes one), which
+    changes nothing git does. The other missing folders are not sealed: an empty `.opencode/` (and with it
+    six empty `agent/`, `command/`, `skills/`... folders, or `.opencode` left unwritable for the plan agent's
+    plans), `.claude/skills` or `.agents/skills`, or the folder `core.hooksPath` names (a `.githooks` at the
+    root), would appear in the person's project as clutter they never made; they keep the after-check."""
+    return path.name == "hooks" and path.parent.name == ".git" and path.parent.is_dir() \
+        and not path.parent.is_symlink()
 
 
 _HOOKS_PATH = re.compile(r"""^\s*hookspath\s*=\s*("?)(.*?)\1\s*(?:[#;].*)?$""", re.IGNORECASE)
@@ -172,6 +208,15 @@ class Guard:
     within: dict[Path, list[Path]] = field(default_factory=dict)
     """For a missing `.opencode` (or `.claude`, `.agents`) folder: the protected paths in it. Only those are moved
     away if it appears, so a plan the plan agent writes meanwhile stays."""
+    sealed: tuple[Path, ...] = ()
+    """Missing folders whose appearance as an empty folder is harmless (`sealable`): an empty read-only tmpfs is
+    mounted there, so nothing can be made in them inside the sandbox, not even for the moments between two
+    after-checks. They stay in `missing` too: what appears in them from outside is looked at as before."""
+    bound: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    """Device and inode of each kept and pinned path as it was bound. One replaced from outside (the person's
+    `git remote add` renames `config.lock` over `.git/config`; an editor saves by a rename) is no longer held in
+    a sandbox that lives on: the kernel detaches a mount whose mount point is unlinked or renamed over from
+    another mount namespace (measured with bubblewrap 0.8), and the path is then as writable as the project."""
 
     @classmethod
     def taken(cls, protected: Iterable[Path], writable: Sequence[Path]) -> Guard:
@@ -182,6 +227,8 @@ class Guard:
         links: dict[Path, tuple[str, int]] = {}
         areas: dict[Path, Path] = {}
         within: dict[Path, list[Path]] = {}
+        bound: dict[Path, tuple[int, int]] = {}
+        sealed: list[Path] = []
         for path in protected:
             area = next((w for w in writable if path != w and w in path.parents), None)
             if area is None:
@@ -194,17 +241,35 @@ class Guard:
                     if step not in missing:
                         missing.append(step)
                         areas[step] = area
+                        if step == path and sealable(step):
+                            sealed.append(step)
                     if step != path and step.name in _SHARED_FOLDERS:
                         within.setdefault(step, []).append(path)
                     break
                 if step.is_symlink():
                     links[step] = (os.readlink(step), info.st_ino)
                     break
+                bound[step] = (info.st_dev, info.st_ino)
                 if step == path:
                     kept.append(step)
                 elif step not in pinned:
                     pinned.append(step)
-        return cls(tuple(kept), tuple(pinned), tuple(missing), links, areas=areas, within=within)
+        return cls(tuple(kept), tuple(pinned), tuple(missing), links, areas=areas, within=within, bound=bound,
+                   sealed=tuple(sealed))
+
+    def unbound(self) -> list[Path]:
+        """Kept and pinned paths that are no longer what was bound (replaced, renamed or removed): a process
+        still running in this sandbox may write them now (see `bound`)."""
+        gone: list[Path] = []
+        for path, (device, inode) in self.bound.items():
+            try:
+                info = path.lstat()
+            except OSError:
+                gone.append(path)
+                continue
+            if (info.st_dev, info.st_ino) != (device, inode):
+                gone.append(path)
+        return gone
 
     def undo(self, quarantine: Path) -> list[str]:
         """Move out of the project what the command made at a protected path; put back replaced links.
@@ -231,7 +296,7 @@ class Guard:
             if os.path.lexists(path):
                 _move_away(path, quarantine / stamp, None)
             try:
-                os.symlink(target, path)
+                fs.make_symlink(Path(path.anchor), path, target)  # never made through a folder swapped for a link
                 said.append(f"{path} (a link the command replaced; put back)")
             except OSError as exc:
                 said.append(f"{path} (a link the command replaced; could not be put back: {exc.strerror})")
@@ -244,6 +309,11 @@ class Guard:
         to one)."""
         if not os.path.lexists(top) or self._tool_wrote(top):
             return []
+        if top in self.sealed and top.is_dir() and not top.is_symlink():
+            # The mount point bubblewrap made for the seal stays; only what is in it (put there from outside, or
+            # by the process once the person renamed the folder away and the seal went with it) must go.
+            with contextlib.suppress(OSError):
+                return [top / name for name in sorted(os.listdir(top)) if not self._tool_wrote(top / name)]
         inner = self.within.get(top)
         if inner is None or top.is_symlink() or not top.is_dir():
             return [top]
@@ -273,20 +343,21 @@ def _remove_empty(top: Path, inner: list[Path]) -> None:
 
 
 def _move_away(path: Path, folder: Path, area: Path | None) -> Path | None:
-    target = folder / (area.name / path.relative_to(area) if area is not None else path.relative_to(path.anchor))
+    """Moved by `fs.move`, walking from `/` along the path as the guard resolved it: a folder on the way that
+    the command swapped for a link (`.claude` -> `~/.claude`) is refused, so nothing outside is ever moved."""
+    inside = area.name / path.relative_to(area) if area is not None else path.relative_to(path.anchor)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(path), str(target))
+        fs.move(Path(path.anchor), path, folder, inside)
     except OSError:
         return None
-    return target
+    return folder / inside
 
 
-def undo_note(undone: Sequence[str]) -> str:
-    """What the model reads when its command changed protected paths."""
+def undo_note(undone: Sequence[str], who: str = "The command") -> str:
+    """What the model reads when its command (or `who`: an MCP server) changed protected paths."""
     items = "; ".join(undone)
-    return (f"\n\n(The command created or replaced files that steer the agents or run code later, which shell "
-            f"commands may not change: {items}. Nothing of it is in effect. To change these files use the write "
+    return (f"\n\n({who} created or replaced files that steer the agents or run code later, which sandboxed "
+            f"processes may not change: {items}. Nothing of it is in effect. To change these files use the write "
             "or edit tool, which asks the person, or ask the person to do it.)")
 
 

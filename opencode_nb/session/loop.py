@@ -267,7 +267,7 @@ class SessionLoop:
                 session_id=state.session_id, parent_id=user.id, agent=agent.name, model=model_id
             )
             state.log.add_message(assistant)
-            request = LLMRequest(
+            request = system.outgoing(LLMRequest(
                 model=model,
                 system=system_blocks,
                 messages=messages,
@@ -277,7 +277,7 @@ class SessionLoop:
                 max_tokens=model.output,
                 options={**model.options, **agent.options},
                 tool_choice="none" if last_step else "auto",
-            )
+            ))
             processor = Processor(
                 log=state.log,
                 message=assistant,
@@ -288,6 +288,7 @@ class SessionLoop:
                 tools_allowed=not last_step,
                 recent_calls=state.recent_calls,
                 recorder=self.deps.checkpoints,
+                missing=self.deps.tools.why_missing,
             )
             self._processors[state.session_id, assistant.id] = processor
             try:
@@ -332,7 +333,8 @@ class SessionLoop:
                 deps.directory, deps.root, global_dir=deps.loaded.global_dir,
                 extra=[str(p) for p in deps.loaded.instruction_files],  # resolved where they were written
             )
-            state.instructions = system.instruction_blocks(paths)
+            found = system.find_instruction_files(deps.directory, deps.root, global_dir=deps.loaded.global_dir)
+            state.instructions = system.instruction_blocks(paths, root=deps.root, linked=found)
         return system.assemble(model_id=model_id, agent_prompt=agent.prompt, environment=env,
                                instructions=state.instructions, user_system=user.system)
 
@@ -371,7 +373,7 @@ class SessionLoop:
             permitted=lambda permission, pattern: evaluate(permission, pattern, ruleset).action,
             rules=lambda permission: [*as_ruleset(ruleset).rules_for(permission),
                                       *(g.rule() for g in deps.permissions.grants(session_id)
-                                        if g.agent == agent.name and wildcard_match(permission, g.permission))],
+                                        if g.agent == agent.name and g.permission == permission)],
         )
 
     async def _ask_doom_loop(self, session_id: str, agent: AgentInfo, tool: str, tool_input: dict[str, Any]) -> None:

@@ -101,6 +101,8 @@ class Processor:
     """Keys of the session's latest tool calls (owned by the loop, so repeats are seen across steps)."""
     recorder: StepRecorder | None = None
     """Records the files before and after each call that may change them (checkpoints, for undo)."""
+    missing: Callable[[str], str | None] = field(default=lambda _name: None)
+    """Why a tool that is not offered would have been (`ToolRegistry.why_missing`: a server that did not start)."""
 
     blocked: bool = field(default=False, init=False)
     _text: TextPart | None = field(default=None, init=False)
@@ -218,8 +220,10 @@ class Processor:
             return
         tool = self.tools.get(call.name) or self.tools.get(call.name.lower())
         if tool is None:
-            self._error(part, call.input, started, _unknown(call.name, self.tools),
-                        {"summary": f"Not run: there is no tool named {call.name!r}"})
+            why = self.missing(call.name)
+            self._error(part, call.input, started, _unknown(call.name, self.tools, why),
+                        {"summary": f"Not run: {why.split(': ')[0]}" if why else
+                         f"Not run: there is no tool named {call.name!r}"})
             return
         if tool.id != part.tool:
             part = part.model_copy(update={"tool": tool.id})
@@ -282,7 +286,7 @@ class Processor:
         session_id = self.message.session_id
         if self.recorder is None:
             return await tool.run(tool_input, self.make_context(self._tool_parts[call_id]))
-        await self.recorder.before_tool(session_id, tool.id)
+        await self.recorder.before_tool(session_id, tool.id, tool_input)
         try:
             result = await tool.run(tool_input, self.make_context(self._tool_parts[call_id]))
         except asyncio.CancelledError:
@@ -451,8 +455,11 @@ def _malformed(call: ToolCall) -> str:
     )
 
 
-def _unknown(name: str, tools: dict[str, Tool[Any]]) -> str:
+def _unknown(name: str, tools: dict[str, Tool[Any]], why: str | None = None) -> str:
     available = ", ".join(sorted(tools)) or "none"
+    if why:
+        return (f"The tool '{name}' is not available: {why}. Tell the person what it says; retrying will not "
+                f"help until it is fixed. Available tools: {available}.")
     return f"There is no tool named '{name}'. Available tools: {available}. Use one of them or answer in text."
 
 

@@ -2,22 +2,43 @@
 
 The environment block and the instruction files are read once per loop run, not once per step: they
 cost file-system walks, and a step must not grow slower as a session grows longer.
+
+What is sent passes redaction like everything else we write (`outgoing`): every system block (base and
+agent prompt, environment, instruction files, the person's `system`) and every tool's description and schema
+(the skills listing, an MCP server's own words). An agent prompt may read a variable or a file through
+`{env:...}`/`{file:...}`, and an instruction file may be a `.env`: a secret's value reaches the model only as
+`[redacted: NAME]`, whatever the configuration confirmed. Messages are not walked here: the run log redacted
+them as they were written (runlog.py), and walking the history at every step would make steps grow with it.
+Redacting a request costs about half a millisecond (measured: the build agent's 19 tools, 20 kB of
+descriptions and schemas, and its system prompt, nothing found), as much as the rest of a step
+(`bench/bench_loop.py`), so the result is kept and a later step with the same blocks, tools and known secrets
+reuses it (a few microseconds); a secret learnt during a run (a `.env` a command read) makes a new redactor, and
+the next step is redacted again.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import glob
+import logging
 import os
 import platform
-from collections.abc import Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Iterable, Sequence
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
+from .. import secrets
+from ..config import inside
+from ..provider.request import LLMRequest, ToolSpec
 from ..tool.context import KernelBridge
 from ..tool.files.ignore import ignore_spec
 from ..tool.support.describe import list_namespace
+
+log = logging.getLogger(__name__)
 
 INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md")
 """Project instruction files, looked for from the working directory up to the project root. The first name
@@ -134,10 +155,27 @@ def find_instruction_files(
     return _unique(found)
 
 
-def instruction_blocks(paths: Iterable[Path]) -> list[str]:
+def instruction_blocks(paths: Iterable[Path], *, root: Path | None = None,
+                       linked: Collection[Path] = ()) -> list[str]:
+    """Each file's text under its path. A file that holds secrets (an `instructions: [.env]` entry, or a link
+    to a key) has its values learnt first, so `outgoing` hides them wherever the file sits.
+
+    A file inside the project `root` that a link leads out of is left out (`config/inside.py`: a command could
+    have swapped a configured `instructions` file for a link to `~`), except the instruction files found by
+    name (`linked`, `AGENTS.md` at the project's levels): those are protected paths, whose links only the
+    person makes."""
     blocks = []
     for path in paths:
-        text = path.read_text(encoding="utf-8", errors="replace").strip()
+        try:
+            text = inside.read_text(path, None if path in linked else root).strip()
+        except UnicodeDecodeError:
+            text = path.read_bytes().decode("utf-8", errors="replace").strip()
+        except OSError as exc:  # a link out, a FIFO, a file gone since it was found: not read, the run goes on
+            log.warning("instructions file %s left out: %s", path, exc.strerror)
+            continue
+        real = os.path.realpath(path)
+        if secrets.is_secret_file(real) or secrets.is_secret_file(str(path)):
+            secrets.learn_file(real, text)
         if text:
             blocks.append(f"Instructions from: {path}\n{text}")
     return blocks
@@ -159,6 +197,49 @@ def assemble(
     if user_system:
         blocks.append(user_system)
     return blocks
+
+
+SENT_KEPT = 32
+"""Requests' redacted system blocks and tools kept for the next step: a few sessions' worth, running at once."""
+_sent: OrderedDict[tuple[int, tuple[str, ...], tuple[int, ...]], tuple[object, list[ToolSpec], Any]] = OrderedDict()
+_sent_lock = threading.Lock()
+
+
+def outgoing(request: LLMRequest) -> LLMRequest:
+    """`request` with its system blocks and tools redacted; the very same request when nothing is secret.
+
+    The steps of a run send the same blocks and tools again and again, so the result is kept, keyed by the
+    redactor (a new one as soon as a secret is learnt), the blocks and the tools: a step costs a lookup.
+    """
+    redactor = secrets.active()
+    if not redactor:
+        return request
+    key = (id(redactor), tuple(request.system), tuple(map(id, request.tools)))
+    with _sent_lock:  # workspaces in other threads (a script's) share the cache
+        kept = _sent.get(key)  # it holds the redactor and the tools, so no other object takes their ids meanwhile
+        if kept is not None:
+            _sent.move_to_end(key)
+    if kept is None:
+        system = redactor.redact_value(request.system)
+        tools = [_redacted_spec(redactor, spec) for spec in request.tools]
+        same = system is request.system and all(a is b for a, b in zip(tools, request.tools, strict=True))
+        kept = (redactor, list(request.tools), None if same else (system, tools))
+        with _sent_lock:
+            _sent[key] = kept
+            while len(_sent) > SENT_KEPT:
+                _sent.popitem(last=False)
+    if kept[2] is None:
+        return request
+    system, tools = kept[2]
+    return request.model_copy(update={"system": system, "tools": tools})
+
+
+def _redacted_spec(redactor: secrets.Redactor, spec: ToolSpec) -> ToolSpec:
+    """The description and schema redacted; the name stays, as it is what the model calls the tool by."""
+    description, parameters = redactor.redact_value(spec.description), redactor.redact_value(spec.parameters)
+    if description is spec.description and parameters is spec.parameters:
+        return spec
+    return spec.model_copy(update={"description": description, "parameters": parameters})
 
 
 def _within(path: Path, root: Path) -> bool:

@@ -24,12 +24,11 @@ from pathlib import Path
 from pydantic import BaseModel, Field, field_validator
 
 from .. import secrets
-from ..config.paths import global_config_dir
 from ..errors import DeniedError, PolicyRefusedError, ToolError
 from ..permission import evaluate
 from ..sandbox.policy import Launch
-from ..sandbox.protected import AGENT_CONFIG, AGENT_CONFIG_REASON, Protected, undo_note
-from ..sandbox.readable import shown_outside
+from ..sandbox.protected import AGENT_CONFIG, AGENT_CONFIG_REASON, Protected, for_project, undo_note
+from ..sandbox.treatment import shown_for
 from .base import OUTPUT_FOLDER, Tool, ToolContext, ToolResult, folder_pattern, for_person, workspace_root
 from .files.access import GIT_PERMISSION, GIT_REASON, hooks_dirs, in_git_dir
 from .shell.parse import PROBE, command_patterns, parse_command
@@ -84,7 +83,7 @@ class BashTool(Tool[BashParams]):
         root = workspace_root(ctx)
         parsed = parse_command(command, cwd=root)
         # A line may write many paths: the project's git config is read once for them all, not once per path.
-        protected = Protected(root, ctx.directory, global_config_dir())
+        protected = for_project(root, ctx.directory, ctx.sandbox.policy.protected if ctx.sandbox else None)
         in_git = partial(in_git_dir, hooks=cache(hooks_dirs))
         paths = check_paths(parsed, root, root, git_dir=lambda path, top: in_git(path, top) or protected.covers(path))
         approved = await _ask_paths(ctx, command, paths, protected)
@@ -97,11 +96,11 @@ class BashTool(Tool[BashParams]):
         timeout_s = params.timeout or DEFAULT_TIMEOUT_S
         title = params.description or command
         ctx.update(title, {"command": command, "description": params.description})
-        shown = shown_outside(ctx.rules("external_directory"), approved) if ctx.rules is not None else None
+        shown = shown_for(ctx.rules("external_directory"), approved) if ctx.rules is not None else None
         launch = (await ctx.sandbox.prepare(command, ctx.ask, shown=shown)
                   if ctx.sandbox is not None else Launch())
         run = ShellRun(command, cwd=ctx.directory, output_dir=ctx.data_dir / OUTPUT_FOLDER,
-                       on_output=lambda tail: ctx.update(None, {"output": tail}), confinement=launch.confinement)
+                       on_output=lambda tail: ctx.update(None, {"output": tail}), launch=launch)
         await run.wait(timeout_s)
         secrets.refresh()  # a `.env` the command wrote: its values are hidden before the output is stored
         return _result(run, title, timeout_s, launch)

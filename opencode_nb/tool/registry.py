@@ -18,6 +18,9 @@ class ToolRegistry:
         self.version = 0
         """Counts changes: a run offers the tools as they were at its step, and sees an MCP server's new list
         or a person's new function at the next one."""
+        self.unavailable: dict[str, str] = {}
+        """Tool-id prefixes whose tools are missing, and why (`github_` → an MCP server that did not start): a
+        call of such a name is answered with the reason, on its card and to the model."""
         for tool in tools or []:
             self.register(tool)
 
@@ -37,7 +40,8 @@ class ToolRegistry:
         `timeout_s`, `caller`); outside a kernel the function runs in this process (`call_plainly`).
 
         Raises:
-            ValueError: the name is taken by a tool that is not a person's function (a built-in, an MCP tool).
+            ValueError: the name is taken by a tool that is not a person's function (a built-in, an MCP tool),
+                or is a built-in permission's (`reserved.py`).
             TypeError: a parameter's hint has no JSON form a model could send.
         """
         from .person import FunctionTool
@@ -60,6 +64,13 @@ class ToolRegistry:
 
     def ids(self) -> list[str]:
         return list(self._tools)
+
+    def why_missing(self, tool_id: str) -> str | None:
+        """Why a tool that is not here would have been (see `unavailable`), or None."""
+        for prefix, why in self.unavailable.items():
+            if tool_id.startswith(prefix):
+                return why
+        return None
 
     def specs(self, ids: list[str]) -> list[ToolSpec]:
         """What the provider is told about each of `ids`, in that order."""

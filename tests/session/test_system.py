@@ -73,3 +73,37 @@ def test_the_system_prompt_is_base_then_agent_then_environment_then_instructions
                              environment="<env/>", instructions=["Instructions from: A\nx"], user_system="extra")
     assert blocks[1:] == ["You plan.", "<env/>", "Instructions from: A\nx", "extra"]
     assert blocks[0] == system.base_prompt("anthropic/claude-sonnet-4-5")
+
+
+def test_what_is_sent_has_its_system_blocks_and_tool_descriptions_redacted_but_not_tool_names():
+    from opencode_nb import secrets
+    from opencode_nb.provider.catalog import model_info
+    from opencode_nb.provider.request import LLMRequest, ToolSpec
+
+    token = "tok-5e1d9a7c3b2f8e6d"
+    known = secrets.SecretSet(values={token: "DEPLOY_TOKEN"})
+    forget = secrets.register(known)
+    try:
+        quiet = ToolSpec(name="read", description="Read a file.", parameters={"type": "object"})
+        loud = ToolSpec(name="db_query", description=f"Runs queries as {token}.",
+                        parameters={"type": "object", "properties": {"key": {"default": token}}})
+        request = LLMRequest(model=model_info("scripted", "demo"), system=["base", f"use {token}"], tools=[quiet, loud])
+        sent = system.outgoing(request)
+        assert sent.system == ["base", "use [redacted: DEPLOY_TOKEN]"]
+        assert sent.tools[0] is quiet and sent.tools[1].name == "db_query"
+        assert token not in sent.tools[1].model_dump_json()
+        clean = request.model_copy(update={"system": ["base"], "tools": [quiet]})
+        assert system.outgoing(clean) is clean  # nothing secret: the very same request, nothing copied
+    finally:
+        forget()
+
+
+def test_an_instruction_file_that_holds_secrets_has_its_values_learnt_as_it_is_read(tmp_path):
+    from opencode_nb import secrets
+
+    key = tmp_path / "keys" / "id_ed25519"
+    key.parent.mkdir()
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+                   "-----END OPENSSH PRIVATE KEY-----\n")
+    [block] = system.instruction_blocks([key])
+    assert "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ" not in secrets.redact(block)

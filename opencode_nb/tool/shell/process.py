@@ -29,10 +29,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+from ... import fs, secrets
 from ... import id as ids
-from ... import secrets
 from ...sandbox import protected
-from ...sandbox.policy import Confinement
+from ...sandbox.policy import Confinement, Launch
+from ...sandbox.treatment import SandboxedProcess, group_alive
 from ..base import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES, bounded, cut_note, split_lines
 
 UPDATE_INTERVAL_S = 0.1
@@ -103,9 +104,11 @@ class Capture:
             self.saved += len(text)
 
     def _spill(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.path = self.folder / ids.ascending("tool")
-        self.file = self.path.open("w", encoding="utf-8")
+        """The tool-output folder is writable to sandboxed commands, so the file is made new (`O_EXCL`, no
+        link followed) and kept open: what is written goes to this inode, whatever its name becomes."""
+        name = ids.ascending("tool")
+        self.path = self.folder / name
+        self.file = os.fdopen(fs.create_file(self.folder, name), "w+", encoding="utf-8")
         text = "".join(self.chunks)
         self.file.write(text)
         self.saved = len(text)
@@ -113,21 +116,36 @@ class Capture:
 
     def close(self) -> None:
         self.feed(b"", final=True)
-        if self.file is not None:
-            self.file.close()
-            self._redact_saved()
+        if self.file is not None and not self.file.closed:
+            self._finish_saved()
 
-    def _redact_saved(self) -> None:
+    def _finish_saved(self) -> None:
         """The saved output passes the redaction every other written text passes: a command that printed a key
         thousands of times must not leave it in plain text on disk. Written raw while the command runs (a value
-        may straddle two writes), it is redacted whole once the command ends, and replaced in one rename."""
-        assert self.path is not None
-        text = self.path.read_text(encoding="utf-8")
+        may straddle two writes), it is redacted whole once the command ends.
+
+        The command may have swapped the saved name (or any name beside it) for a link to `~/.profile` by
+        then, so nothing here goes by name: the text is read back through the descriptor the kernel wrote,
+        and put at the name by `fs.write_file` (a fresh file renamed over whatever is there, never followed).
+        The name is rewritten too when it no longer holds the file written, so it says what the command
+        printed, not what a link points at."""
+        assert self.file is not None and self.path is not None
+        try:
+            self.file.flush()
+            self.file.seek(0)
+            text = self.file.read()
+            written = os.fstat(self.file.fileno())
+        finally:
+            self.file.close()
         redacted = secrets.redact(text)
-        if redacted is not text and redacted != text:
-            staged = self.path.with_name(self.path.name + ".redacted")
-            staged.write_text(redacted, encoding="utf-8")
-            os.replace(staged, self.path)
+        try:
+            there = fs.lstat(self.folder, self.path.name)
+            if redacted != text or there is None or not os.path.samestat(there, written):
+                fs.write_file(self.folder, self.path.name, redacted.encode("utf-8"), mode=0o600, replace_kind=True)
+        except OSError:
+            # Unredacted output must not stay behind; the tail the model reads is in memory either way.
+            with contextlib.suppress(OSError):
+                fs.remove(self.folder, self.path.name, recursive=True)
 
     def preview(self) -> str:
         text = "".join(self.tail)
@@ -140,8 +158,7 @@ class Capture:
             if len(whole.encode()) <= MAX_OUTPUT_BYTES and whole.count("\n") <= MAX_OUTPUT_LINES:
                 return whole, {"truncated": False}
             self._spill()
-            assert self.file is not None
-            self.file.close()
+            self._finish_saved()
         assert self.path is not None
         shown, _ = bounded("".join(self.tail), keep="tail")
         cut = max(self.lines + self.open_line - len(split_lines(shown)), 0)
@@ -160,13 +177,19 @@ class ShellRun:
         output_dir: where output beyond `SPILL_BYTES` is saved.
         on_output: told the output's tail (at most every `UPDATE_INTERVAL_S`, and once at the end).
         confinement: the OS sandbox to run it in; None runs it as it is.
+        launch: how it runs, from `SandboxCall.prepare` (its confinement and the config guard's `alive`);
+            given, it stands for `confinement`. Either way the process gets the sandbox's whole treatment
+            (`sandbox/treatment.py`).
     """
 
     def __init__(self, command: str, *, cwd: Path, output_dir: Path,
-                 on_output: Callable[[str], None] | None = None, confinement: Confinement | None = None) -> None:
+                 on_output: Callable[[str], None] | None = None, confinement: Confinement | None = None,
+                 launch: Launch | None = None) -> None:
         self.command = command
         self.cwd = cwd
-        self.confinement = confinement
+        self.process = SandboxedProcess(launch or Launch(confinement),
+                                        quarantine=output_dir.parent / protected.QUARANTINE)
+        self.confinement = self.process.confinement
         self.on_output = on_output
         self.capture = Capture(output_dir)
         self.exit_code: int | None = None
@@ -186,32 +209,17 @@ class ShellRun:
 
     async def _wait(self, timeout_s: float, proxy_socket: Path | None) -> None:
         argv = [shutil.which("bash") or "/bin/sh", "-c", self.command]
-        seccomp = None
-        guard = None
-        if self.confinement is not None:
-            seccomp = self.confinement.filter_descriptor()
-            guard = self.confinement.guard()
-            argv = self.confinement.wrap(argv, cwd=self.cwd, seccomp_fd=seccomp, guard=guard, proxy_socket=proxy_socket)
-            protected.started(guard)
+        seccomp = self.confinement.filter_descriptor() if self.confinement is not None else None
+        argv = self.process.wrap(argv, cwd=self.cwd, seccomp_fd=seccomp, proxy_socket=proxy_socket)
+        self.process.start()
+        self.process.leader = lambda: self._pgid
         try:
-            await self._run(argv, seccomp, timeout_s)
+            async with self.process.watching():  # a long command is looked at as a server is
+                await self._run(argv, seccomp, timeout_s)
+            self.process.learn("".join(self.capture.tail))  # a private key it printed, wherever from
         finally:
-            if guard is not None:
-                try:
-                    if guard.missing or guard.links:
-                        await self._settled()
-                        self.undone = guard.undo(self.capture.folder.parent / protected.QUARANTINE)
-                finally:
-                    protected.finished(guard)
-
-    async def _settled(self) -> None:
-        """Bubblewrap's process group is gone: nothing of the sandbox can write any more."""
-        if self._pgid is None:
-            return
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + protected.SETTLE_S
-        while loop.time() < deadline and group_alive(self._pgid):
-            await asyncio.sleep(EXIT_POLL_S)
+            # After bubblewrap's process group is gone, nothing of the sandbox can write any more.
+            self.undone = await self.process.end(self._pgid)
 
     async def _run(self, argv: list[str], seccomp: int | None, timeout_s: float) -> None:
         spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
@@ -298,27 +306,3 @@ async def stop_group(proc: asyncio.subprocess.Process, grace_s: float = KILL_GRA
 def _signal(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether any process of the group still runs; zombies waiting to be reaped by init do not count."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return True
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
-    return False

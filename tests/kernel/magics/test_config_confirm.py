@@ -8,6 +8,7 @@ Every prompt runs in a freshly read workspace, so each replays the script from i
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -25,9 +26,23 @@ RULES = {"bash": {"*": "ask", "sleep *": "allow"}}
 HEADLESS = {"OPENCODE_NB_HEADLESS": "1"}
 
 
+def run_in_flight(data: Path) -> bool:
+    """The config guard has recorded a run in flight: from now on a change is one made while agents ran."""
+    for record in (data / "config-guard").glob("*.json"):
+        try:
+            if json.loads(record.read_text()).get("runs"):
+                return True
+        except (OSError, ValueError):
+            pass  # being replaced right now
+    return False
+
+
 def loosen_while_the_agent_runs(fe, project: Path) -> None:
     msg = fe.execute("%%agent\nwait a little, then tidy up")
-    time.sleep(1.5)  # the sleep runs now
+    deadline = time.monotonic() + 60  # a loaded machine may take seconds to build the workspace and start
+    while not run_in_flight(project.parent / "data") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert run_in_flight(project.parent / "data"), "the run never started"
     assert fe.reply_or_none(msg) is None, "the agent must still be running"
     config = yaml.safe_load((project / "opencode.yaml").read_text())
     config["permission"] = {"*": "allow"}
