@@ -1,12 +1,12 @@
 """Our providers through the real SDKs at both ends of the ranges pyproject.toml allows.
 
-The body we build is not enough to test: the SDK's method must take it. anthropic 2.x dropped `temperature`
-and `top_p` from `messages.create`, and an agent with `temperature:` crashed while the body tests passed. So
-each provider runs, in a subprocess with the SDK's folder first on `sys.path`, every request shape with every
-parameter we can send, against the loopback wire server, on the lowest and the newest version of its SDK
-(installed by `.ci/sdk-install` into `.ci/sdk/<name>-low` and `-new`, the first time a run needs them). Each call must stream to the end, and
-each parameter we built must either reach the wire or be named in a warning: nothing crashes, nothing vanishes
-unsaid.
+The body we build is not enough to test: the SDK's method must take it. anthropic 2.x dropped `temperature` and
+`top_p` from `messages.create`, and an agent with `temperature:` crashed while the body tests passed. So each
+provider runs, in a subprocess with the SDK's folder first on `sys.path`, every request shape with every parameter
+we can send, against the loopback wire server, on the lowest and the newest version of its SDK (installed by
+`.ci/sdk-install` into `.ci/sdk/<name>-low` and `-new`, the first time a run needs them). Each call must stream to
+the end, and each parameter we built must either reach the wire or be named in a warning: nothing crashes, nothing
+vanishes unsaid.
 
 Under CI (`CI=true`) a folder that cannot be installed fails the test; elsewhere (no registry in reach) it is
 skipped with what the installer said.
