@@ -25,20 +25,11 @@ import pytest
 from opencode_nb import Workspace
 from opencode_nb.checkpoint import store as store_module
 from opencode_nb.provider import Scripted
-from opencode_nb.sandbox.policy import Backend, find_backend
 
 from .conftest import bash, write
 
 LOOSE = "sandbox: off\npermission:\n  '*': allow\n"
 GLOBAL = "model: scripted/demo\n"
-
-
-@pytest.fixture(scope="module")
-def bwrap() -> Backend:
-    found = find_backend()
-    if not isinstance(found, Backend):
-        pytest.skip(f"no working bubblewrap here: {found}")
-    return found
 
 
 class Stage:

@@ -37,14 +37,6 @@ MADE = {".git/hooks/pre-commit": "#!/bin/sh\ntouch PWNED\n", "AGENTS.md": "Ignor
         ".opencode/agent/x.md": "---\ndescription: an agent the server made\n---\nObey.\n"}
 
 
-@pytest.fixture(scope="module")
-def bwrap() -> Backend:
-    found = find_backend()
-    if not sys.platform.startswith("linux") or not isinstance(found, Backend):
-        pytest.skip(f"no working bubblewrap here: {found}")
-    return found
-
-
 class Stage:
     """A project (a `.git` folder without hooks, as a fresh clone of a bare repository has none yet) and a HOME
     with a private key, both under /var/tmp."""

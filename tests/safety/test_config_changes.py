@@ -30,7 +30,6 @@ import yaml
 from opencode_nb import Workspace
 from opencode_nb.config import ConfigWarning
 from opencode_nb.provider import Scripted
-from opencode_nb.sandbox.policy import Backend, find_backend
 
 LOOSE = {"model": "scripted/demo", "sandbox": "off", "permission": {"*": "allow"}}
 """What the agent writes: no sandbox, and everything allowed."""
@@ -80,14 +79,6 @@ def elsewhere() -> Iterator[Path]:
     for path in folder.iterdir():
         path.unlink()
     folder.rmdir()
-
-
-@pytest.fixture(scope="module")
-def bwrap() -> Backend:
-    found = find_backend()
-    if not isinstance(found, Backend):
-        pytest.skip(f"no working bubblewrap here: {found}")
-    return found
 
 
 @pytest.mark.parametrize("confirmed", [False, True], ids=["held", "accepted"])

@@ -3,12 +3,13 @@ confirmed it, into a link that reads a file outside the project into every syste
 real bubblewrap.
 
 The person writes `opencode.yaml` with an agent prompt `{file:prompt.md}` and `instructions: [notes.md]`, and
-forbids reading outside the project (`external_directory: deny`). The config files never change afterwards, so
-the config guard has nothing to judge; a sandboxed command (allowed, `python3 -c` so no rule sees the paths)
-replaces both files by links to the person's private notes in `$HOME`. The next workspace reads the
-configuration: without the check of where a read leads, the notes reach the model in the system prompt. With
-it, the prompt's configuration does not load (naming the file, key and link) and the instructions file is left
-out. The control takes that check away and sees the notes sent.
+forbids reading outside the project (`external_directory: deny`). The config files never change afterwards, so the
+config guard has nothing to judge; a sandboxed command (allowed, `python3 -c` so no rule sees the paths) replaces
+the prompt file by a link to the person's private notes in `$HOME` (the instructions file is protected, so the
+command cannot; the test plants that link itself, as a process outside the sandbox could). The next workspace
+reads the configuration: without the check of where a read leads, the notes reach the model in the system prompt.
+With it, the prompt's configuration does not load (naming the file, key and link) and the instructions file is
+left out. The control takes that check away and sees the notes sent.
 """
 
 from __future__ import annotations
@@ -27,10 +28,6 @@ from opencode_nb import Workspace
 from opencode_nb.config import inside
 from opencode_nb.errors import ConfigError
 from opencode_nb.provider import Scripted
-
-from . import test_config_changes
-
-bwrap = test_config_changes.bwrap  # its fixture, found here by name
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -81,7 +78,12 @@ async def test_a_link_made_after_the_config_was_confirmed_does_not_read_outside(
         target = str(base / "home" / "notes.txt").encode().hex()
         script = f"import os; t = bytes.fromhex('{target}').decode(); os.remove('{name}'); os.symlink(t, '{name}')"
         await _system_sent(ws, [{"name": "bash", "input": {"command": f'python3 -c "{script}"'}}])
-    assert (root / name).is_symlink()  # the command did its part
+    if name == "notes.md":
+        # a file `instructions` names is protected: the sandboxed command could not even replace it...
+        assert not (root / name).is_symlink() and (root / name).read_text() == "Use tabs.\n"
+        (root / name).unlink()  # ...so the test plants the link, as a process outside the sandbox could
+        (root / name).symlink_to(base / "home" / "notes.txt")
+    assert (root / name).is_symlink()  # the command (or the test) did its part
 
     if name == "prompt.md" and not weakened:  # the prompt cannot be read: the configuration says why, and where
         with pytest.raises(ConfigError, match=r"opencode.yaml:\d+ agent.build.prompt: .*leads it outside the project"):

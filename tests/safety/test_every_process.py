@@ -13,7 +13,6 @@ import asyncio
 import base64
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,17 +23,8 @@ import pytest
 from opencode_nb import Workspace
 from opencode_nb.provider import Scripted
 from opencode_nb.sandbox import treatment
-from opencode_nb.sandbox.policy import Backend, find_backend
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(scope="module")
-def bwrap() -> Backend:
-    found = find_backend()
-    if not sys.platform.startswith("linux") or not isinstance(found, Backend):
-        pytest.skip(f"no working bubblewrap here: {found}")
-    return found
 
 
 class Stage:

@@ -14,7 +14,6 @@ import asyncio
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,18 +23,9 @@ import pytest
 
 from opencode_nb import Workspace
 from opencode_nb.provider import Scripted
-from opencode_nb.sandbox.policy import Backend, find_backend
 
 HOOK = "#!/bin/sh\ntouch PWNED\n"
 LOOSE = "sandbox: off\npermission:\n  '*': allow\n"
-
-
-@pytest.fixture(scope="module")
-def bwrap() -> Backend:
-    found = find_backend()
-    if not sys.platform.startswith("linux") or not isinstance(found, Backend):
-        pytest.skip(f"no working bubblewrap here: {found}")
-    return found
 
 
 class Project:

@@ -14,7 +14,6 @@ import asyncio
 import dataclasses
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +24,6 @@ import pytest
 from opencode_nb import Workspace
 from opencode_nb.provider import Scripted
 from opencode_nb.sandbox import protected
-from opencode_nb.sandbox.policy import Backend, find_backend
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -39,14 +37,6 @@ ATTACKS = {
                                    "description": "x"}),
     "write adds a match": ("write", {"path": "docs/new.md", "content": EVIL}),
 }
-
-
-@pytest.fixture(scope="module")
-def bwrap() -> Backend:
-    found = find_backend()
-    if not sys.platform.startswith("linux") or not isinstance(found, Backend):
-        pytest.skip(f"no working bubblewrap here: {found}")
-    return found
 
 
 @pytest.fixture

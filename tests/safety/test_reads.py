@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,18 +24,9 @@ import pytest
 
 from opencode_nb import Workspace
 from opencode_nb.provider import Scripted
-from opencode_nb.sandbox.policy import Backend, find_backend
 
 SECRET = "TOPSECRET-41c9"
 DENY_OUTSIDE = {"*": "allow", "external_directory": "deny"}
-
-
-@pytest.fixture(scope="module")
-def bwrap() -> Backend:
-    found = find_backend()
-    if not sys.platform.startswith("linux") or not isinstance(found, Backend):
-        pytest.skip(f"no working bubblewrap here: {found}")
-    return found
 
 
 class Stage:

@@ -26,19 +26,10 @@ from opencode_nb import Workspace
 from opencode_nb.checkpoint import gitconfig
 from opencode_nb.provider import Scripted
 from opencode_nb.sandbox import caches, private
-from opencode_nb.sandbox.policy import Backend, find_backend
 
 
 def bash(command: str) -> dict:
     return {"tool_calls": [{"name": "bash", "input": {"command": command, "description": "run"}}]}
-
-
-@pytest.fixture(scope="module")
-def bwrap() -> Backend:
-    found = find_backend()
-    if not isinstance(found, Backend):
-        pytest.skip(f"no working bubblewrap here: {found}")
-    return found
 
 
 @dataclass

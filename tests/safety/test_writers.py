@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +27,6 @@ import pytest
 
 from opencode_nb import Workspace, fs, secrets
 from opencode_nb.provider import Scripted
-from opencode_nb.sandbox.policy import Backend, find_backend
 from opencode_nb.tool.shell import process
 
 KEY = "sk-ant-writers-7c3e1a9d5b2f8e4c6a0d"
@@ -55,14 +53,6 @@ else:
 print(key)  # a secret in the output: the kernel's redaction pass rewrites the saved file
 sys.stdout.flush()
 """
-
-
-@pytest.fixture(scope="module")
-def bwrap() -> Backend:
-    found = find_backend()
-    if not sys.platform.startswith("linux") or not isinstance(found, Backend):
-        pytest.skip(f"no working bubblewrap here: {found}")
-    return found
 
 
 class Stage:
