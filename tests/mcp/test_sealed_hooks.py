@@ -16,7 +16,7 @@ from opencode_nb.sandbox import protected
 
 from . import test_sandboxed_servers as sandboxed
 
-bwrap, stage = sandboxed.bwrap, sandboxed.stage  # its fixtures, found here by name
+stage = sandboxed.stage  # its fixture, found here by name
 
 pytestmark = pytest.mark.timeout(120)
 

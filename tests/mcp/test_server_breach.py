@@ -26,7 +26,7 @@ from opencode_nb.sandbox import treatment
 from . import test_sandboxed_servers as sandboxed
 from .test_sandboxed_servers import Stage
 
-bwrap, stage = sandboxed.bwrap, sandboxed.stage  # its fixtures, found here by name
+stage = sandboxed.stage  # its fixture, found here by name
 
 pytestmark = pytest.mark.timeout(120)
 
