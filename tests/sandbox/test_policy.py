@@ -11,7 +11,7 @@ import pytest
 from opencode_nb.errors import ToolError
 from opencode_nb.permission import Rule, from_config
 from opencode_nb.permission.rules import Grant
-from opencode_nb.sandbox import bwrap, policy, protected, relay, seatbelt
+from opencode_nb.sandbox import bwrap, policy, private, protected, relay, seatbelt
 from opencode_nb.sandbox.policy import (
     Backend,
     Confinement,
@@ -22,6 +22,13 @@ from opencode_nb.sandbox.policy import (
 )
 from opencode_nb.sandbox.protected import Guard, Protected
 from opencode_nb.sandbox.readable import shown_outside
+
+
+@pytest.fixture(autouse=True)
+def no_data_dirs(monkeypatch):
+    """These read the argv and profiles built for given folders; a data dir an earlier test left registered, or
+    the platform's default one existing on this machine, would add its hiding to them (see test_private.py)."""
+    monkeypatch.setattr(private, "folders", lambda: [])
 
 
 def pairs(args: list[str], flag: str) -> list[str]:
