@@ -14,8 +14,8 @@ When `git` is missing, the project is read-only, or the store cannot be written,
 `ws.checkpoints.available` is False and `why_not` (also in `ws.warnings`) says why. Undo then still takes back
 the history (and, in a kernel, cells and bindings), and its report says files were not undone.
 
-Modules: `records` (what is reported), `store` (the git dir, and writing files back through `fs`, never
-through a link), `ignores` (the ignore rules as the person left them), `aside` (big files copied aside before
+Modules: `records` (what is reported), `store` (the git dir), `restore` (writing files back through `fs`,
+never through a link), `ignores` (the ignore rules as the person left them), `aside` (big files copied aside before
 a file tool writes them), `service` (`Checkpoints`: recording per turn, listing, diffs, retention), `undo`
 (taking turns back and putting them back), `text` (listings, and the redaction every diff passes).
 """

@@ -16,11 +16,7 @@ What is not a file, a link or a folder (a named pipe, a socket), and whatever li
 folder swapped for a link), counts as gone: recorded as absent, so the undo puts back what was there, and
 never a reason for the snapshot to fail.
 
-Writing back goes through `fs` (the one writer that never follows a link out of the project): removals first,
-deepest first, so a link or a file that took a folder's place is gone before the folder's files come back;
-then each file is written to a fresh name and renamed over the entry, whatever kind it had become (a hard
-link is replaced, its other name untouched). A path that cannot be written is named with why, and the rest
-go on: an undo never stops half-way.
+Writing files back into the project is `restore.py`'s: nothing here writes the work tree.
 
 All methods block; the service calls them off the event loop. One lock serialises them, since git's index
 lock would make two at once fail.
@@ -45,6 +41,7 @@ from .. import fs
 from . import gitconfig
 from .ignores import IGNORE_NAME, PERSON_EXCLUDE, FrozenRules, Sources
 from .records import FileChange
+from .restore import current, why
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 """The id of git's empty tree, which every git knows without storing it: "no files" as a checkpoint."""
@@ -139,7 +136,7 @@ class SnapshotStore:
                           if (found := re.search(rf"^\t{key.split('.')[1]} = (true|false)$", made, re.M | re.I))}
                 gitconfig.write(self.git_dir, probed)
             except OSError as exc:
-                raise SnapshotError(f"could not write the checkpoint store's config: {_why(exc)}") from exc
+                raise SnapshotError(f"could not write the checkpoint store's config: {why(exc)}") from exc
 
     def healthy(self, trees: Iterable[str] = ()) -> str | None:
         """None when the store answers and holds every tree in `trees`; else what is wrong, for the person."""
@@ -257,7 +254,7 @@ class SnapshotStore:
             found: Sources = {}
             for rel in listed.split("\0"):
                 if rel == IGNORE_NAME or rel.endswith("/" + IGNORE_NAME):
-                    data = self.current(rel, links=False)
+                    data = current(self.work_tree, rel, links=False)
                     found[rel] = None if data is None else data.decode("utf-8", errors="replace")
             rules = self.frozen.adopt(found) if found else None
             if rules is None:
@@ -272,7 +269,7 @@ class SnapshotStore:
         paths = self._recorded_ignores() | self.frozen.paths() | {PERSON_EXCLUDE, IGNORE_NAME}
         out: Sources = {}
         for path in sorted(paths):
-            data = self.current(path, links=False)
+            data = current(self.work_tree, path, links=False)
             out[path] = None if data is None else data.decode("utf-8", errors="replace")
         return out
 
@@ -396,72 +393,6 @@ class SnapshotStore:
             pos = end + 1 + size + 1
         return out
 
-    # ------------------------------------------------------------------------------------------ writing
-
-    def write_files(self, files: dict[str, tuple[str, bytes] | None]) -> list[tuple[str, str]]:
-        """Put each path in the state given: `(mode, content)` written, None removed (emptied folders go too).
-
-        Returns the paths that could not be put so, each with why (a link or a file where a folder should
-        be that nobody let go, a protected path, the OS refusing); every other path is done.
-        """
-        root = self.work_tree
-        failed: list[tuple[str, str]] = []
-        removals = sorted((p for p, s in files.items() if s is None), key=lambda p: (-p.count("/"), p))
-        for rel in removals:
-            try:
-                fs.remove(root, rel, protected=self.protected)
-            except OSError as exc:
-                failed.append((rel, _why(exc)))
-                continue
-            self._prune_empty(rel)
-        for rel in sorted((p for p, s in files.items() if s is not None), key=lambda p: (p.count("/"), p)):
-            mode, content = files[rel] or ("", b"")
-            try:
-                if mode == "120000":
-                    fs.make_symlink(root, rel, content.decode(errors="surrogateescape"), protected=self.protected,
-                                    replace_kind=True)
-                else:
-                    fs.write_file(root, rel, content, mode=self._mode(rel, mode == "100755"),
-                                  protected=self.protected, replace_kind=True)
-            except OSError as exc:
-                failed.append((rel, _why(exc)))
-        return failed
-
-    def _mode(self, rel: str, executable: bool) -> int:
-        """The permission bits to write `rel` with: the file's own with the execute bits as the tree says."""
-        bits = stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
-        current = 0o644
-        if fs.kind(self.work_tree, rel) == "file":
-            with contextlib.suppress(OSError):  # only the bits are read here; the write never follows a link
-                current = stat.S_IMODE(os.lstat(self.work_tree / rel).st_mode)
-        elif executable:
-            current = 0o755
-        return current | (bits & ((current & 0o444) >> 2)) if executable else current & ~bits
-
-    def _prune_empty(self, rel: str) -> None:
-        parts = rel.split("/")[:-1]
-        while parts:
-            try:
-                fs.remove(self.work_tree, "/".join(parts), protected=self.protected)
-            except OSError:
-                return
-            parts.pop()
-
-    def current(self, rel: str, *, links: bool = True) -> bytes | None:
-        """A work-tree file's content now (a link's target, unless `links` is False), None when no file or link
-        is there. Never read through a link: a path beyond one, or a file whose descriptor turns out to lie
-        elsewhere (a folder swapped meanwhile), counts as not there; a named pipe is never opened."""
-        found = fs.kind(self.work_tree, rel)
-        path = Path(os.path.realpath(self.work_tree)) / rel
-        try:
-            if found == "link":
-                return os.readlink(path).encode(errors="surrogateescape") if links else None
-            if found != "file":
-                return None
-            return fs.read_file(self.work_tree, rel)
-        except OSError:
-            return None
-
     # ------------------------------------------------------------------------------------------ retention
 
     def keep(self, trees: Iterable[str]) -> None:
@@ -509,7 +440,7 @@ class SnapshotStore:
             with self._lock:
                 gitconfig.verify(self.git_dir)
         except OSError as exc:
-            raise SnapshotError(f"could not check the checkpoint store's config: {_why(exc)}") from exc
+            raise SnapshotError(f"could not check the checkpoint store's config: {why(exc)}") from exc
 
 
 def unified(path: str, old: bytes | None, new: bytes | None) -> str:
@@ -541,13 +472,6 @@ def _entries(root: Path, rels: Sequence[str]) -> dict[str, os.stat_result | None
         except OSError:
             out[rel] = None
     return out
-
-
-def _why(exc: OSError) -> str:
-    """One line for the person: the writer's own reason, or the OS's."""
-    if isinstance(exc, fs.Refused):
-        return exc.why
-    return exc.strerror or str(exc)
 
 
 def _first(stderr: bytes | str) -> str:

@@ -15,7 +15,7 @@ folder holding unrecorded files where a file comes back), and, for a redo, a pro
 instructions, hooks: redo would write the agent's version back). Everything is read from the store before
 the first file is written, so a damaged store changes no file.
 
-Where the files go: only into the project, through `fs` (see `store.py`), never through a link, and never
+Where the files go: only into the project, through `fs` (see `restore.py`), never through a link, and never
 into the global config folder, even when the project holds it. Restoring the person's own earlier content of
 a protected file inside the project is their undo, and is done; what cannot be put back is named in the
 report with why (`failed`), and files over the size cap that no checkpoint holds are named as not taken back
@@ -37,6 +37,7 @@ from pathlib import Path
 from .. import fs
 from ..errors import NotFoundError, OpencodeNbError
 from ..sandbox.protected import for_project
+from . import restore
 from .records import Confirm, Conflict, UndoReport
 from .service import BETWEEN_STEPS, Checkpoints
 from .store import EMPTY_TREE, SnapshotError, unified
@@ -171,7 +172,8 @@ async def _apply(cp: Checkpoints, report: UndoReport, wanted: str, expected: str
     writes.update({p: s for p, s in plan.target.items() if p not in kept
                    and not any(p.startswith(b + "/") for b in blocked)})
     repos = [p for p in plan.repos if p not in kept]
-    failed = await asyncio.to_thread(cp.snapshots.write_files, writes)
+    failed = await asyncio.to_thread(restore.write_files, cp.snapshots.work_tree, writes,
+                                     protected=cp.snapshots.protected)
     failed += await asyncio.to_thread(_remove_repos, cp, repos)
     undone = {p for p, _ in failed}
     clearing = {q for p in plan.clear for q in plan.clear[p]}
@@ -209,7 +211,7 @@ def _plan(cp: Checkpoints, wanted: str, expected: str, skipped: set[str], action
         if fs.kind(cp.root, path) == "file" and _size(cp.root, path) > snaps.max_file_bytes:
             plan.not_undone.append(path)  # too big to have been recorded: never written over
             continue
-        now = snaps.current(path)
+        now = restore.current(snaps.work_tree, path)
         state = (want[path].mode, blobs[want[path].blob]) if path in want else None
         if now != agent:
             plan.conflicts.append(Conflict(

@@ -5,8 +5,9 @@ An agent that may write files may write `opencode.yaml` (a permission the person
 So a change made while agents ran is applied only when it cannot widen their reach (loosen.py); otherwise
 the configuration the person last stood behind stays in force until they confirm the change.
 
-The record — one JSON file per project root in the workspace's data dir (`config-guard/`), outside the
-project, so a sandboxed command cannot reach it — holds:
+The record — one JSON file per project root in the workspace's data dir (`config-guard/`), which every
+sandboxed process has out of sight wherever it lies (sandbox/private.py; attacked in
+tests/safety/test_store_in_project.py) — holds:
 
 - `trusted`: the configuration files' content (snapshot.py) as last confirmed. Content, not a digest, so the
   configuration it describes can be read again from it when the disk holds something else;

@@ -11,12 +11,8 @@ and its view says so. Each run happens in a task of its own on the kernel's loop
   All and nbclient stop there as they do after an interrupt;
 - detached (`--bg`): the cell returns at once and the view keeps updating; there is no cell to fail.
 
-When a run ends its live view is replaced, in place, by the static transcript. Those updates travel as
-messages about the cell's execute request, which only the page that sent it routes to the cell: after a
-reload (or the notebook closed and reopened) nobody would show them. So when a page connects anew while
-runs are in flight, each run's cell is handed its live view again through the extension, and the run's
-final transcript (and how the cell failed) follows the same way, where the extension saves it. Without
-the extension the transcript is still in the session: `%agent show` prints it.
+When a run ends its live view is replaced, in place, by the static transcript. A page that connected
+after the run started never saw its cell run: `run_cell.py` hands that cell its outputs instead.
 
 Each run is a turn of the journal: the run's task sets `journal.TURN`, so whatever its tools (and its
 subagents' tools) do to cells and bindings is recorded there, and `%agent undo` takes the turn back. A
@@ -36,20 +32,20 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .activity import CellActivity
 from .card_undo import RUN_MIME, CardUndo, run_data
 from .cell_now import calling_cell_id, cell_count, delivers_to_awaiting_cells
-from .ending import cell_error, error_output, status_of, with_error
+from .ending import cell_error, status_of, with_error
 from .magics.settings import Agent
-from .notebook.frontend import Frontend, FrontendError
+from .notebook.frontend import Frontend
 from .notebook.journal import TURN, Journal
 from .person_tools import PersonTools
 from .presence import Presence
 from .rewind import link
+from .run_cell import Run, hand_over, relink
 from .stopped import AgentStopped
 
 if TYPE_CHECKING:
@@ -62,31 +58,6 @@ log = logging.getLogger(__name__)
 
 STOP_GRACE_S = 5.0
 """How long an interrupted cell waits for the agent to wind down (tools are cancelled, text saved)."""
-
-
-@dataclass
-class Run:
-    session_id: str
-    task: asyncio.Task[Any] | None = None
-    started: bool = False
-    stop_requested: bool = False
-    done: asyncio.Event = field(default_factory=asyncio.Event)
-    cell_id: str | None = None
-    """The id of the cell the prompt came from, when the front end sent it (JupyterLab does)."""
-    cell_source: str | None = None
-    """That cell's text as the kernel received it (how a cell is found in a file when no id came)."""
-    attached: bool = True
-    """The cell awaits the run, and fails when the run does."""
-    execution_count: int | None = None
-    """The count of the cell the prompt came from."""
-    page: int = 0
-    """`Frontend.pages` when the prompt started: a page that connected later never saw the cell run."""
-    loop: asyncio.AbstractEventLoop | None = None
-    live_output: dict[str, Any] | None = None
-    """The live view as a cell output (nbformat), to hand to a page that connected after the run started."""
-    show: Callable[[list[dict[str, Any]]], None] | None = None
-    """Where the run is shown instead of the executing cell: called with the outputs (nbformat) of the cell
-    that shows it, the live view first, the transcript last (a plan's step run from the cell that approved it)."""
 
 
 class NotebookAgent:
@@ -343,27 +314,7 @@ class NotebookAgent:
         """A page connected anew (on the comm's thread): give it the cells of the runs in flight."""
         for run in list(self.runs):
             if run.loop is not None and not run.loop.is_closed():
-                run.loop.call_soon_threadsafe(self._relink, run)
-
-    def _relink(self, run: Run) -> None:
-        """Show the run's live view in its cell on the page that connected after the run started."""
-        if run.done.is_set() or run.live_output is None:
-            return
-        if run.show is not None:
-            run.show([run.live_output])
-        elif self._moved(run):
-            self._send_cell(run, outputs=[run.live_output])
-
-    def _moved(self, run: Run) -> bool:
-        """Whether the run's cell is shown by a page other than the one that ran it."""
-        return run.cell_id is not None and run.page > 0 and self.frontend.pages != run.page
-
-    def _send_cell(self, run: Run, **fields: Any) -> None:
-        try:
-            # The outputs are the kernel's own, as its execution would have sent them: trusted.
-            self.frontend.send("replace_cell", cell_id=run.cell_id, trusted=True, **fields)
-        except FrontendError as exc:  # the new page has no extension: `%agent show` still has the transcript
-            log.info("could not hand the run's cell to the reloaded page: %s", exc)
+                run.loop.call_soon_threadsafe(relink, run, self.frontend)
 
     def stop(self, run: Run | None = None) -> int:
         """Stop one run, or every run of this notebook; returns how many were stopped."""
@@ -406,7 +357,7 @@ class NotebookAgent:
                 if run.show is not None:
                     run.show([run.live_output])
                     return None
-                self._relink(run)  # a page that connected before the view was shown
+                relink(run, self.frontend)  # a page that connected before the view was shown
                 return run.live_output["data"]
 
             # The view is built once the run lasts long enough to watch (`live_cell.py`); at once while no front
@@ -467,15 +418,7 @@ class NotebookAgent:
                 if "text/html" in bundle and (undoable := run_data(turn)) is not None:
                     bundle = {**bundle, RUN_MIME: undoable}  # type: ignore[dict-item]
                 handle.update(bundle, raw=True)
-                if run.show is not None or self._moved(run):  # before the view closes: it never shows gone
-                    outputs: list[dict[str, Any]] = [{"output_type": "display_data", "metadata": {},
-                                                      "data": bundle}]
-                    if error is not None:
-                        outputs.append(error_output(error))
-                    if run.show is not None:
-                        run.show(outputs)
-                    else:
-                        self._send_cell(run, outputs=outputs, execution_count=run.execution_count)
+                hand_over(run, self.frontend, bundle, error)  # before the view closes: it never shows gone
                 if view is not None:
                     view.close()  # the transcript stands in for it now: free its widgets on both sides
             except Exception:

@@ -35,7 +35,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -360,16 +360,24 @@ def _with_other_names(paths: Iterable[str | Path]) -> list[tuple[Path, os.stat_r
     return out
 
 
-async def _rg_lines(args: list[str]) -> list[str]:
-    proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.DEVNULL)
+@contextlib.asynccontextmanager
+async def _reaped(proc: asyncio.subprocess.Process) -> AsyncIterator[asyncio.subprocess.Process]:
+    """Kills and waits for `proc` when the body fails or is cancelled, so a search the model's turn abandons
+    leaves neither a running rg nor a zombie behind; the failure still propagates."""
     try:
-        out, _ = await proc.communicate()
+        yield proc
     except BaseException:
         if proc.returncode is None:
             proc.kill()
         await proc.wait()
         raise
+
+
+async def _rg_lines(args: list[str]) -> list[str]:
+    proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.DEVNULL)
+    async with _reaped(proc):
+        out, _ = await proc.communicate()
     return [line for line in out.decode(errors="surrogateescape").splitlines() if line]
 
 
@@ -381,16 +389,7 @@ async def list_secret_candidates(rg: str, target: Path,
     for name, secret in secrets.SECRET_FILES:
         if secret:
             args += ["--glob", name, "--glob", f"**/{name}/**"]
-    proc = await asyncio.create_subprocess_exec(*args, "--", str(target), stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.DEVNULL)
-    try:
-        out, _ = await proc.communicate()
-    except BaseException:
-        if proc.returncode is None:
-            proc.kill()
-        await proc.wait()
-        raise
-    paths = [Path(line) for line in out.decode(errors="surrogateescape").splitlines() if line]
+    paths = [Path(line) for line in await _rg_lines([*args, "--", str(target)])]
     if included is not None:  # `include` is one of rg's globs in the search; here it would widen the list
         paths = [p for p in paths if included(PurePosixPath(p.relative_to(target).as_posix()))]
     return paths
@@ -402,7 +401,7 @@ async def search_rg(rg: str, pattern: str, target: Path, include: str | None) ->
                                                 stderr=asyncio.subprocess.PIPE, limit=RG_LINE_LIMIT)
     found: list[Match] = []
     complete = True
-    try:
+    async with _reaped(proc):
         assert proc.stdout is not None and proc.stderr is not None
         async for raw in proc.stdout:
             item = json.loads(raw)
@@ -419,11 +418,6 @@ async def search_rg(rg: str, pattern: str, target: Path, include: str | None) ->
             found.append((Path(data["path"]["text"]), data["line_number"], text.rstrip("\r\n")))
         err = await proc.stderr.read()
         code = await proc.wait()
-    except BaseException:
-        if proc.returncode is None:
-            proc.kill()
-        await proc.wait()
-        raise
     if complete and code not in (0, 1):
         message = err.decode(errors="replace").strip()
         raise ToolError(f"The search failed: {message}. If the regular expression is invalid, escape special "

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from opencode_nb import Workspace
+from opencode_nb.checkpoint import restore as restore_module
 from opencode_nb.checkpoint import store as store_module
 from opencode_nb.provider import Scripted
 
@@ -90,9 +91,8 @@ def stage(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stage]:
     shutil.rmtree(base, ignore_errors=True)
 
 
-def follow_paths(store: store_module.SnapshotStore, files: dict[str, tuple[str, bytes] | None]) -> list:
+def follow_paths(root: Path, files: dict[str, tuple[str, bytes] | None], **_: Any) -> list:
     """The restore as it was: by path, in the order given, following whatever links the tree holds."""
-    root = store.work_tree
     for rel, state in files.items():
         target = root / rel
         if state is None:
@@ -113,7 +113,7 @@ def follow_paths(store: store_module.SnapshotStore, files: dict[str, tuple[str, 
 def weaken(monkeypatch: pytest.MonkeyPatch) -> None:
     """Take the guard away: restores write by path again, in the order the changes come, and nothing
     unrecorded in the way is looked for."""
-    monkeypatch.setattr(store_module.SnapshotStore, "write_files", follow_paths)
+    monkeypatch.setattr(restore_module, "write_files", follow_paths)
     monkeypatch.setattr(sys.modules["opencode_nb.checkpoint.undo"], "_in_the_way", lambda cp, plan: None)
 
 
@@ -308,13 +308,9 @@ async def test_a_protected_path_is_restored_only_inside_the_project(bwrap, stage
 
 def test_the_global_config_folder_is_never_written_by_a_restore(stage):
     """With HOME as the project, the global config folder lies inside it; a restore there is refused."""
-    from opencode_nb.checkpoint.store import SnapshotStore
-
-    store = SnapshotStore(stage.base / "data" / "cp.git", stage.home, protected=lambda p: stage.config_dir in
-                          (p, *p.parents))
-    store.ensure()
-    failed = store.write_files({".config/opencode_nb/opencode.yaml": ("100644", LOOSE.encode()),
-                                "fine.txt": ("100644", b"fine\n")})
+    failed = restore_module.write_files(stage.home, {".config/opencode_nb/opencode.yaml": ("100644", LOOSE.encode()),
+                                                     "fine.txt": ("100644", b"fine\n")},
+                                        protected=lambda p: stage.config_dir in (p, *p.parents))
     assert [path for path, _ in failed] == [".config/opencode_nb/opencode.yaml"]
     assert not (stage.config_dir / "opencode.yaml").exists() and (stage.home / "fine.txt").read_text() == "fine\n"
 

@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from opencode_nb.checkpoint import restore as restore_module
 from opencode_nb.checkpoint import store as store_module
 
 from .test_restore_attacks import LOOSE, bash, follow_paths, stage, turn, write  # noqa: F401
@@ -19,13 +20,13 @@ async def test_a_link_planted_between_the_plan_and_the_write_is_not_followed(sta
     session = ws.sessions.create()
     await turn(ws, session.id, "one")
     await turn(ws, session.id, "two")
-    writer = follow_paths if weakened else store_module.SnapshotStore.write_files
+    writer = follow_paths if weakened else restore_module.write_files
 
-    def racing(self, files):  # the plan saw a/b/ as a folder; now its child is a link to the config folder
+    def racing(root, files, **kw):  # the plan saw a/b/ as a folder; now its child is a link to the config folder
         (stage.root / "a" / "b" / "c").symlink_to(stage.config_dir)
-        return writer(self, files)
+        return writer(root, files, **kw)
 
-    monkeypatch.setattr(store_module.SnapshotStore, "write_files", racing)
+    monkeypatch.setattr(restore_module, "write_files", racing)
     outside = stage.outside()
     report = await ws.undo(session.id)
     if weakened:

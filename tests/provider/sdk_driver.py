@@ -23,30 +23,23 @@ def main() -> None:
     folder, kind, base_url = sys.argv[1], sys.argv[2], sys.argv[3]
     sys.path.insert(0, folder)
     sdk = __import__(kind)
-    from opencode_nb.provider import (
-        ImageBlock,
-        LLMMessage,
-        LLMRequest,
-        ReasoningBlock,
-        TextBlock,
-        ToolCallBlock,
-        ToolResultBlock,
-        ToolSpec,
-        model_info,
-    )
+    import opencode_nb.provider as llm  # after the insert, so the provider imports that folder's SDK
 
     pixel = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
     history = [
-        LLMMessage(role="user", content=[TextBlock(text="Chart the sales."), ImageBlock(mime="image/png", data=pixel)]),
-        LLMMessage(role="assistant", content=[
-            *([ReasoningBlock(text="First read the data.", metadata={"signature": "sig-1"})] if kind == "anthropic"
+        llm.LLMMessage(role="user", content=[llm.TextBlock(text="Chart the sales."),
+                                             llm.ImageBlock(mime="image/png", data=pixel)]),
+        llm.LLMMessage(role="assistant", content=[
+            *([llm.ReasoningBlock(text="First read the data.", metadata={"signature": "sig-1"})] if kind == "anthropic"
               else []),
-            TextBlock(text="Reading it."),
-            ToolCallBlock(id="call_1", name="read", input={"path": "sales.csv"})]),
-        LLMMessage(role="tool", content=[ToolResultBlock(call_id="call_1", name="read", output="month,total\n1,5")]),
+            llm.TextBlock(text="Reading it."),
+            llm.ToolCallBlock(id="call_1", name="read", input={"path": "sales.csv"})]),
+        llm.LLMMessage(role="tool",
+                       content=[llm.ToolResultBlock(call_id="call_1", name="read", output="month,total\n1,5")]),
     ]
-    tools = [ToolSpec(name="read", description="Reads a file.",
-                      parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})]
+    tools = [llm.ToolSpec(name="read", description="Reads a file.",
+                          parameters={"type": "object", "properties": {"path": {"type": "string"}},
+                                      "required": ["path"]})]
     common: dict[str, Any] = {"system": ["You chart data.", "Project: sales."], "messages": history, "tools": tools}
     if "--unfitted" in sys.argv:
         import opencode_nb.provider.anthropic as with_anthropic
@@ -58,31 +51,33 @@ def main() -> None:
         from opencode_nb.provider.anthropic import AnthropicProvider
 
         provider: Any = AnthropicProvider(api_key="sk-ant-test", base_url=base_url)
-        model = model_info("anthropic", "claude-sonnet-4-6")
+        model = llm.model_info("anthropic", "claude-sonnet-4-6")
         requests = [
-            LLMRequest(model=model, temperature=0.3, top_p=0.9, max_tokens=700, tool_choice="auto", **common,
-                       options={"top_k": 40, "stop_sequences": ["END"], "metadata": {"user_id": "u-1"},
-                                "extra_body": {"probe": "sampling"}}),
-            LLMRequest(model=model, max_tokens=900, tool_choice="none", **common,
-                       options={"thinking": {"budget_tokens": 2048}, "output_config": {"effort": "high"},
-                                "service_tier": "auto", "stop_sequences": ["END"],
-                                "extra_body": {"probe": "thinking"}}),
+            llm.LLMRequest(model=model, temperature=0.3, top_p=0.9, max_tokens=700, tool_choice="auto", **common,
+                           options={"top_k": 40, "stop_sequences": ["END"], "metadata": {"user_id": "u-1"},
+                                    "extra_body": {"probe": "sampling"}}),
+            llm.LLMRequest(model=model, max_tokens=900, tool_choice="none", **common,
+                           options={"thinking": {"budget_tokens": 2048}, "output_config": {"effort": "high"},
+                                    "service_tier": "auto", "stop_sequences": ["END"],
+                                    "extra_body": {"probe": "thinking"}}),
         ]
     else:
         from opencode_nb.provider.openai import OpenAIProvider
 
         provider = OpenAIProvider(api_key="sk-test", base_url=base_url)
         requests = [
-            LLMRequest(model=model_info("openai", "gpt-4o"), temperature=0.3, top_p=0.9, max_tokens=700, **common,
-                       options={"seed": 7, "stop": ["END"], "user": "u-1", "frequency_penalty": 0.1,
-                                "presence_penalty": 0.1, "logit_bias": {"50256": -100}, "parallel_tool_calls": False,
-                                "service_tier": "auto", "extra_body": {"probe": "sampling"}}),
-            LLMRequest(model=model_info("openai", "gpt-5"), max_tokens=900, tool_choice="none", **common,
-                       options={"reasoning_effort": "high", "verbosity": "low", "prompt_cache_key": "k-1",
-                                "extra_body": {"probe": "reasoning"}}),
+            llm.LLMRequest(model=llm.model_info("openai", "gpt-4o"), temperature=0.3, top_p=0.9, max_tokens=700,
+                           **common,
+                           options={"seed": 7, "stop": ["END"], "user": "u-1", "frequency_penalty": 0.1,
+                                    "presence_penalty": 0.1, "logit_bias": {"50256": -100},
+                                    "parallel_tool_calls": False, "service_tier": "auto",
+                                    "extra_body": {"probe": "sampling"}}),
+            llm.LLMRequest(model=llm.model_info("openai", "gpt-5"), max_tokens=900, tool_choice="none", **common,
+                           options={"reasoning_effort": "high", "verbosity": "low", "prompt_cache_key": "k-1",
+                                    "extra_body": {"probe": "reasoning"}}),
         ]
 
-    async def call(request: LLMRequest) -> dict[str, Any]:
+    async def call(request: llm.LLMRequest) -> dict[str, Any]:
         try:
             events = [e async for e in provider.stream(request)]
         except Exception as exc:  # what a person would see: reported, not raised, so every call is tried
