@@ -26,6 +26,11 @@ PREFIXES = {
 }
 
 
+NOT_STARTED = "~"
+"""The floor of a run that has not started: `~` sorts after every id, so "messages since it" are none, and a
+floor equal to it says the run never got as far as its first message."""
+
+
 def ascending(kind: str) -> str:
     """A new id for `kind` (one of PREFIXES) that sorts after every id made before it in this process."""
     global _last

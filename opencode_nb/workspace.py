@@ -50,7 +50,7 @@ from .session.loop import SessionLoop
 from .session.models import AssistantMessage, Part
 from .session.result import PromptResult, UnattendedDecision
 from .session.service import SessionService
-from .session.store import SessionStore
+from .session.store.database import SessionStore
 from .tool.base import OUTPUT_FOLDER
 from .tool.context import KernelBridge, NotebookAccess
 from .tool.registry import ToolRegistry, default_registry

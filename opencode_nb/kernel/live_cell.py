@@ -24,6 +24,8 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import id as ids
+
 if TYPE_CHECKING:
     from ..bus import Event
     from ..views import SessionView, ViewHub
@@ -57,7 +59,7 @@ class LiveCell:
         self._show = show
         self._publisher = _publisher()
         self._display_id: str | None = None
-        self._floor: str | None = "~"
+        self._floor: str | None = ids.NOT_STARTED
         self._queued = False
         self._started_at: float | None = None
         self._events: list[Event] = []

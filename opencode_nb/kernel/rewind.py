@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from .. import id as ids
 from ..checkpoint.records import Confirm, Conflict, UndoReport
 from .notebook.journal import Files, Journal, Turn, Undone
 from .notebook.undo import Agree
@@ -37,7 +38,7 @@ def files_of(ws: Workspace) -> Any | None:
 def link(ws: Workspace, turn: Turn, journal: Journal, floor: str) -> None:
     """After a run: name the run's checkpoint turn in `turn` (its first typed user message from `floor` on),
     and record in the journal that the turn changed files, so it is kept, offered and undone with them."""
-    if turn.session_id is None or floor == "~":
+    if turn.session_id is None or floor == ids.NOT_STARTED:
         return
     try:
         messages = ws.sessions.messages(turn.session_id, since=floor)

@@ -364,13 +364,13 @@ class NotebookAgent:
             # end is known (showing it is how one makes itself known), for a run another cell shows, and for a
             # run that goes on after its cell ended.
             view = handle = LiveCell(self.hub, run.session_id, lambda: SessionView(
-                ws, self.hub, run.session_id, floor="~", on_stop=lambda: self.stop(run),
+                ws, self.hub, run.session_id, floor=ids.NOT_STARTED, on_stop=lambda: self.stop(run),
                 on_save_plan=save_callback(ws)), shown,
                 at_once=self.presence.mode == "unknown" or run.show is not None or not run.attached)
         else:
             handle = display({"text/plain": f"@{agent or ws.agents.default.name} is working…"}, raw=True,
                              display_id=True)
-        status, result, floor, started = "done", None, "~", time.time()
+        status, result, floor, started = "done", None, ids.NOT_STARTED, time.time()
         recorder = AskRecorder(ws.bus, run.session_id)
         turn = self.journal.begin(run.session_id, cell_id=run.cell_id, cell_source=run.cell_source)
         TURN.set(turn)
@@ -406,7 +406,7 @@ class NotebookAgent:
             # A cell that fails says why right under the transcript: the transcript does not say it again.
             error = cell_error(status, result) if run.attached else None
             try:
-                if floor != "~":
+                if floor != ids.NOT_STARTED:
                     bundle = transcript_bundle(ws, run.session_id, since=floor, records=records, status=status,
                                                elapsed_s=elapsed, ending=error is None)
                 else:

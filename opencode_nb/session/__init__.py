@@ -40,7 +40,7 @@ from .models import (
 )
 from .result import PromptResult, UnattendedDecision
 from .service import SessionService
-from .store import SessionStore
+from .store.database import SessionStore
 
 __all__ = [
     "AgentPart",

@@ -18,7 +18,7 @@ from ..bus import Bus
 from ..permission.rules import Grant, Rule
 from .events import MessagePartUpdated, MessageUpdated, SessionCreated, SessionUpdated, Todo, TodoUpdated
 from .models import AssistantMessage, MessageWithParts, Part, Session, UserMessage, now
-from .store import SessionStore
+from .store.database import SessionStore
 from .writes import FLUSH_INTERVAL_S, WriteBuffer
 
 __all__ = ["FLUSH_INTERVAL_S", "SessionService", "make_slug"]

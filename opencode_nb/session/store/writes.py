@@ -2,7 +2,7 @@
 
 A write naming a session that does not exist fails as `NotFoundError` naming it, not as SQLite's bare
 "FOREIGN KEY constraint failed". An unfinished assistant message is stamped with the writing store's owner
-id (see `store_owners`), so a later store can tell whether the process writing it is still alive.
+id (see `owners.py`), so a later store can tell whether the process writing it is still alive.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from contextlib import contextmanager
 
 from pydantic_core import PydanticSerializationError
 
-from .. import secrets
-from ..errors import NotFoundError
-from .events import Todo
-from .models import AssistantMessage, Part, Session, UserMessage
-from .store_connection import StoreConnections
-from .store_rows import row_json, row_text, todos_adapter
+from ... import secrets
+from ...errors import NotFoundError
+from ..events import Todo
+from ..models import AssistantMessage, Part, Session, UserMessage
+from .connection import StoreConnections
+from .rows import row_json, row_text, todos_adapter
 
 _UPSERT_PART = (
     "INSERT INTO parts (id, session_id, message_id, data) VALUES (?, ?, ?, ?) "

@@ -1,18 +1,6 @@
-"""Sessions, messages, parts and todos in one SQLite file per workspace.
+"""Opening the SQLite file: the owner lock taken, the schema migrated, leftovers finalised, and the lock
+released last on `close()`."""
 
-Rows hold the whole model as JSON plus the few columns we query by. `SessionStore` is the one class callers
-use; it is put together from modules with one job each:
-
-- `store_connection`: a connection per thread, transactions, why WAL (every write is one transaction);
-- `store_schema`: the tables and the migrations that bring an older file up to them;
-- `store_reads` / `store_writes`: the queries, each half a base class of `SessionStore`;
-- `store_checkpoints`: file checkpoints per turn, and the turns an undo hid;
-- `store_owners`: the owner lock each open store holds, and finishing what a dead process left unfinished;
-- `store_rows`: model to row text (surrogates mended, secrets redacted) and back.
-
-This module opens the file: it takes the owner lock, migrates, finalises leftovers, and releases the lock
-last on `close()`.
-"""
 
 from __future__ import annotations
 
@@ -20,17 +8,16 @@ import os
 import weakref
 from pathlib import Path
 
-from .. import id as ids
-from .store_checkpoints import StoreCheckpoints
-from .store_owners import INTERRUPTED, finalise_leftovers, hold_owner_lock, release_owner, unlink
-from .store_reads import StoreReads
-from .store_rows import log
-from .store_schema import MIGRATIONS as _MIGRATIONS
-from .store_schema import SCHEMA_VERSION, migrate
-from .store_writes import StoreWrites
+from ... import id as ids
+from .checkpoints import StoreCheckpoints
+from .owners import INTERRUPTED, finalise_leftovers, hold_owner_lock, release_owner, unlink
+from .reads import StoreReads
+from .rows import log
+from .schema import MIGRATIONS as _MIGRATIONS
+from .schema import SCHEMA_VERSION, migrate
+from .writes import StoreWrites
 
 __all__ = ["INTERRUPTED", "SCHEMA_VERSION", "_MIGRATIONS", "SessionStore"]
-"""`_MIGRATIONS` stays importable from here for the tests that build an old file by hand."""
 
 
 class SessionStore(StoreReads, StoreWrites, StoreCheckpoints):
@@ -39,7 +26,7 @@ class SessionStore(StoreReads, StoreWrites, StoreCheckpoints):
     def __init__(self, path: str | Path) -> None:
         super().__init__(path)
         self.owner = ids.ascending("run")
-        """This store's id as the writer of unfinished messages (see `store_owners`)."""
+        """This store's id as the writer of unfinished messages (see `owners.py`)."""
         real = self.path.resolve()  # two kernels reaching the file through different links share one folder
         self._owners_dir = real.with_name(real.name + ".owners")
         lock = self._owners_dir / f"{self.owner}.lock"

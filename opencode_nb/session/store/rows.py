@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import PydanticSerializationError
 
-from .. import secrets
-from .events import Todo
+from ... import secrets
+from ..events import Todo
 
 log = logging.getLogger("opencode_nb.session.store")
 """One logger for every module of the store, named as it was before the store was split into modules, so

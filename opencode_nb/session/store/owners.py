@@ -21,7 +21,7 @@ import sqlite3
 from contextlib import suppress
 from pathlib import Path
 
-from .models import (
+from ..models import (
     AssistantMessage,
     MessageError,
     ToolErrored,
@@ -32,7 +32,7 @@ from .models import (
     now,
     part_adapter,
 )
-from .store_rows import first_line, log, row_json
+from .rows import first_line, log, row_json
 
 try:
     import fcntl

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ..errors import OpencodeNbError
+from ...errors import OpencodeNbError
 
 MIGRATIONS: list[tuple[str, ...]] = [
     (  # 0 -> 1: the first schema

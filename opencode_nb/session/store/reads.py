@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from ..errors import NotFoundError, OpencodeNbError
-from .events import Todo
-from .models import (
+from ...errors import NotFoundError, OpencodeNbError
+from ..events import Todo
+from ..models import (
     AssistantMessage,
     MessageWithParts,
     Part,
@@ -29,8 +29,8 @@ from .models import (
     message_adapter,
     part_adapter,
 )
-from .store_connection import StoreConnections
-from .store_rows import collector_paused, first_line, log, row_text, todos_adapter
+from .connection import StoreConnections
+from .rows import collector_paused, first_line, log, row_text, todos_adapter
 
 T = TypeVar("T")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .store_connection import StoreConnections
+from .connection import StoreConnections
 
 
 @dataclass(frozen=True)
