@@ -9,7 +9,7 @@ import pytest
 from opencode_nb import Workspace
 from opencode_nb.config import Config
 from opencode_nb.errors import ProviderError
-from opencode_nb.kernel.magics.agent import HELP
+from opencode_nb.kernel.magics.subcommands import HELP
 from opencode_nb.provider import ProviderRegistry
 from opencode_nb.provider.registry import LOCAL_SERVER_YAML, OFFLINE_MODEL
 

@@ -13,7 +13,7 @@ from ... import secrets
 from ...views.markdown import escape
 
 if TYPE_CHECKING:
-    from ...agent import AgentInfo
+    from ...agent.info import AgentInfo
     from ...config.skills import Skill
     from ...workspace import Workspace
     from .preflight import ModelChoice
@@ -131,8 +131,8 @@ def permissions(ws: Workspace, agent: str, session_id: str | None, *, mode: str,
     """What `agent` may do: the decision in force per permission first, then the rules behind it in the order
     they are checked (which later rule overrides which), the session's "always" approvals, and who answers
     an ask."""
-    from ...permission import merge
     from ...permission.explain import decisions, overridden_by
+    from ...permission.rules import merge
 
     info = ws.agents.get(agent)
     session = ws.sessions.get(session_id) if session_id else None
@@ -154,7 +154,7 @@ def permissions(ws: Workspace, agent: str, session_id: str | None, *, mode: str,
                      caption=f"What @{agent} may do: the decision in force for each permission")
     overridden = overridden_by(rules)
     rule_rows = [[str(i + 1), r.permission, r.pattern, r.action,
-                  f"overridden by rule {overridden[i] + 1}" if overridden[i] is not None else ""]
+                  f"overridden by rule {by + 1}" if (by := overridden[i]) is not None else ""]
                  for i, r in enumerate(rules)]
     behind = table(["#", "permission", "pattern", "action", ""], rule_rows,
                    caption=f"Rules of @{agent} behind it, in the order they are checked: for each call the last "
@@ -188,7 +188,7 @@ def config(ws: Workspace, settings: list[tuple[str, Any, str]], notices: Sequenc
         "default_agent": (ws.agents.default.name, "the first primary agent, build unless disabled"),
         "permission": (None, "each agent's built-in rules; %agent permissions lists them"),
     }
-    from ...mcp import masked
+    from ...mcp.entries import masked
 
     entries = [(entry.path, mask(entry.value, entry.path[-1]) if (shown := masked(entry.path, entry.value)) is None
                 else shown, entry.source)

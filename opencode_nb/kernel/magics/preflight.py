@@ -16,7 +16,7 @@ from ...config.layer import place
 from ...session.model_choice import DEFAULT_MODEL
 
 if TYPE_CHECKING:
-    from ...agent import AgentInfo
+    from ...agent.info import AgentInfo
     from ...workspace import Workspace
 
 

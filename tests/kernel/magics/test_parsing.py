@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from IPython.core.error import UsageError
 
-from opencode_nb.kernel.magics.agent import parse_options, split_line, split_prompt_line
+from opencode_nb.kernel.magics.agent import parse_options, split_prompt_line
 from opencode_nb.kernel.magics.interpolate import InterpolationError, interpolate
+from opencode_nb.kernel.magics.subcommands import split_line
 from opencode_nb.kernel.magics.transform import transform
 
 

@@ -55,7 +55,7 @@ def test_skills_says_where_skills_go_when_there_are_none(kernel):
 
 
 def test_skills_alone_is_the_subcommand_and_skills_followed_by_words_a_prompt():
-    from opencode_nb.kernel.magics.agent import HELP, split_line
+    from opencode_nb.kernel.magics.subcommands import HELP, split_line
 
     assert split_line("skills") == ("skills", [])
     assert split_line("skills for the quarterly report, please") == (None, [])

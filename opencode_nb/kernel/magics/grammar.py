@@ -1,0 +1,171 @@
+"""The `%agent` grammar: each subcommand declared once, and everything that reads or shows a line made from
+those declarations.
+
+A declaration says which words a subcommand takes (its shapes), how `%agent help` shows it, and the function
+that answers it. Telling a subcommand from a prompt (`split`), the help text, tab completion and dispatch
+all read the same declarations, so a new subcommand is one declaration and they cannot disagree about it.
+A line that fits no shape is a prompt: `%agent stop the server` goes to the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ..runner import NotebookAgent
+    from .reconfig import ConfigWatch
+
+Shown = Mapping[str, object] | Awaitable[Mapping[str, object]]
+"""What a subcommand answers: a display bundle, or an awaitable one when it waits on the front end."""
+
+
+class Magic(Protocol):
+    """What a handler may use of the `%agent` magic (`agent.AgentMagics` is one): the handlers are declared
+    below the magic that dispatches to them, so they name this instead of its class."""
+
+    agent: NotebookAgent
+    watch: ConfigWatch
+
+    def display(self, bundle: Shown) -> None: ...
+
+    def forget_if_empty(self) -> None: ...
+
+
+Handler = Callable[[Magic, list[str]], Shown]
+Runner = Callable[[Magic, list[str]], Awaitable[None]]
+
+HELP_COLUMN = 25
+"""Where the explanations in `%agent help` start; a longer usage stands on a line of its own."""
+
+
+def _any_word(word: str) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A word the person chooses (an id, a number), as opposed to a literal word of the subcommand.
+
+    `accepts` says which words fit, `choices` are what completion offers for it.
+    """
+
+    name: str
+    accepts: Callable[[str], bool] = _any_word
+    choices: tuple[str, ...] = ()
+
+
+Shape = tuple[str | Slot, ...]
+
+
+def _matches(token: str | Slot, word: str) -> bool:
+    return token.accepts(word) if isinstance(token, Slot) else token == word
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One `%agent` subcommand: its name, the argument shapes it takes, its help lines and its handler.
+
+    `help` holds (usage after `%agent `, explanation) pairs; an explanation's further lines are separated by
+    newlines. `quiet` subcommands need no configuration (help and stop work even when it is broken) or read
+    it themselves. `check` may refuse a line that is clearly meant as this subcommand but malformed (rather
+    than let it become a prompt). Lines whose first argument is in `runs` run rather than show: `run`
+    answers them, awaited like a prompt.
+    """
+
+    name: str
+    handler: Handler
+    shapes: tuple[Shape, ...] = ((),)
+    help: tuple[tuple[str, str], ...] = ()
+    quiet: bool = False
+    check: Callable[[list[str]], None] | None = None
+    runs: tuple[str, ...] = ()
+    run: Runner | None = None
+
+    def fits(self, args: list[str]) -> bool:
+        return any(len(shape) == len(args) and all(map(_matches, shape, args)) for shape in self.shapes)
+
+    def awaited(self, args: list[str]) -> bool:
+        """These arguments run (a plan's steps) rather than show, so the line is awaited like a prompt."""
+        return self.run is not None and bool(args) and args[0] in self.runs
+
+    def completions(self, typed: list[str], prefix: str) -> list[str]:
+        """The words that may follow `typed` (the arguments so far) and start with `prefix`."""
+        found: list[str] = []
+        for shape in self.shapes:
+            if len(shape) <= len(typed) or not all(map(_matches, shape, typed)):
+                continue
+            token = shape[len(typed)]
+            for word in token.choices if isinstance(token, Slot) else (token,):
+                if word.startswith(prefix) and word not in found:
+                    found.append(word)
+        return found
+
+
+def help_lines(usage: str, text: str) -> str:
+    """One entry of `%agent help`: the usage, then its explanation from `HELP_COLUMN` on."""
+    head = f"%agent {usage}"
+    indent = " " * HELP_COLUMN
+    first, *rest = text.split("\n")
+    lines = [head.ljust(HELP_COLUMN) + first] if len(head) <= HELP_COLUMN - 2 else [head, indent + first]
+    return "\n".join([*lines, *(indent + line for line in rest)])
+
+
+@dataclass
+class Grammar:
+    """The table of subcommands, in the order `%agent help` lists them, between `prelude` and `epilogue`."""
+
+    prelude: str = ""
+    epilogue: str = ""
+    subcommands: dict[str, Subcommand] = field(default_factory=dict)
+
+    def add(self, subcommand: Subcommand) -> Subcommand:
+        if subcommand.name in self.subcommands:
+            raise ValueError(f"%agent {subcommand.name} is declared twice")
+        self.subcommands[subcommand.name] = subcommand
+        return subcommand
+
+    def declare(self, name: str, *, shapes: tuple[Shape, ...] = ((),), help: tuple[tuple[str, str], ...] = (),
+                quiet: bool = False, check: Callable[[list[str]], None] | None = None, runs: tuple[str, ...] = (),
+                run: Runner | None = None) -> Callable[[Handler], Handler]:
+        """Declare the decorated function as the handler of subcommand `name` (the keywords: see `Subcommand`)."""
+
+        def register(handler: Handler) -> Handler:
+            self.add(Subcommand(name, handler, shapes=shapes, help=help, quiet=quiet, check=check, runs=runs,
+                                run=run))
+            return handler
+
+        return register
+
+    def __getitem__(self, name: str) -> Subcommand:
+        return self.subcommands[name]
+
+    def __iter__(self) -> Iterator[Subcommand]:
+        return iter(self.subcommands.values())
+
+    def help(self) -> str:
+        entries = "\n".join(help_lines(usage, text) for sub in self for usage, text in sub.help)
+        return "\n\n".join(part for part in (self.prelude, entries, self.epilogue) if part)
+
+    def split(self, line: str) -> tuple[str | None, list[str]]:
+        """A subcommand and its arguments, or (None, []) when the line is a prompt; a bare `%agent` is help."""
+        words = line.split()
+        if not words:
+            return "help", []
+        sub = self.subcommands.get(words[0])
+        if sub is None:
+            return None, []
+        args = words[1:]
+        if sub.check is not None:
+            sub.check(args)
+        return (sub.name, args) if sub.fits(args) else (None, [])
+
+    def complete(self, line: str) -> tuple[str, list[str]]:
+        """What follows `%agent ` up to the cursor → (the word being typed, the words it may become)."""
+        *before, prefix = line.split(" ")
+        typed = [word for word in before if word]
+        if not typed:
+            return prefix, [sub.name for sub in self if sub.name.startswith(prefix)]
+        sub = self.subcommands.get(typed[0])
+        return prefix, [] if sub is None else sub.completions(typed[1:], prefix)
