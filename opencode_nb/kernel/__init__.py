@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .magics.agent import AgentMagics, usage_errors
 from .magics.settings import Agent
@@ -24,6 +25,9 @@ from .magics.transform import transform
 from .notebook.frontend import Frontend
 from .presence import Presence
 from .runner import NotebookAgent
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +58,7 @@ def load_ipython_extension(shell: Any) -> None:
     shell.register_magics(magics)
     shell.configurables.append(settings)
     shell.input_transformers_cleanup.insert(0, transform)
-    _install_completion(shell, agent)
+    _install_completion(shell, agent.workspace)
     agent.activity.register(shell)
     agent.person_tools.register()
     if not terminal:
@@ -65,11 +69,11 @@ def load_ipython_extension(shell: Any) -> None:
     agent.start_workspace()
 
 
-def _install_completion(shell: Any, agent: NotebookAgent) -> None:
+def _install_completion(shell: Any, workspace: Callable[[], Workspace]) -> None:
     from .magics.complete import mention_matcher
 
     def names() -> tuple[list[str], list[str], Path]:
-        ws = agent.workspace()
+        ws = workspace()
         subagents = [a.name for a in ws.agents.subagents()]
         variables = sorted(k for k, v in shell.user_ns.items() if not k.startswith("_") and not callable(v)
                            and type(v).__name__ != "module" and k not in ("In", "Out", "exit", "quit"))
@@ -116,7 +120,8 @@ def unload_ipython_extension(shell: Any) -> None:
     if quiet in warnings.filters:
         # An "ignore" filter leaves nothing in the modules' warning registries, so taking it out needs no
         # reset of them (nor the private `warnings._filters_mutated`, which Python 3.14 renamed).
-        warnings.filters.remove(quiet)
+        filters: list[Any] = warnings.filters  # type: ignore[assignment]  # typeshed says Sequence; it is a list
+        filters.remove(quiet)
     agent.stop()
     agent.frontend.close()
     agent.activity.unregister()
@@ -224,5 +229,4 @@ def _start_ticker() -> asyncio.Task[None] | None:
     return loop.create_task(tick(), name="opencode-nb-ticker")
 
 
-__all__ = ["Agent", "NotebookAgent", "load_ipython_extension", "run_cell", "run_line",
-           "unload_ipython_extension"]
+__all__ = ["load_ipython_extension", "run_cell", "run_line", "unload_ipython_extension"]

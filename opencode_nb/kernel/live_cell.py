@@ -28,7 +28,8 @@ from .. import id as ids
 
 if TYPE_CHECKING:
     from ..bus import Event
-    from ..views import SessionView, ViewHub
+    from ..views.hub import ViewHub
+    from ..views.session import SessionView
 
 ASKS = ("permission.asked", "question.asked")
 
@@ -181,6 +182,6 @@ def _publisher() -> Any:
     from IPython import get_ipython
 
     publisher = getattr(get_ipython(), "display_pub", None)
-    while getattr(publisher, "original", None) is not None:  # `kernel/python/execute.py`'s capture keeps it there
-        publisher = publisher.original
+    while (original := getattr(publisher, "original", None)) is not None:  # `python/execute.py`'s capture keeps it
+        publisher = original
     return publisher

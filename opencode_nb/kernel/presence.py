@@ -72,7 +72,7 @@ class Presence:
         self.mode, self.reason = "interactive", reason
         for waiter in self._waiters:
             loop = waiter.get_loop()
-            loop.call_soon_threadsafe(lambda w=waiter: w.done() or w.set_result(None))
+            loop.call_soon_threadsafe(_settle, waiter)
 
     async def decide(self, timeout_s: float) -> Mode:
         """Wait up to `timeout_s` for a front end, once; afterwards answer at once."""
@@ -112,3 +112,8 @@ class Presence:
         from ..question.service import unattended_answers
 
         return unattended_answers(self.policy(), request)
+
+
+def _settle(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

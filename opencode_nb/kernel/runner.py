@@ -11,13 +11,9 @@ and its view says so. Each run happens in a task of its own on the kernel's loop
   All and nbclient stop there as they do after an interrupt;
 - detached (`--bg`): the cell returns at once and the view keeps updating; there is no cell to fail.
 
-When a run ends its live view is replaced, in place, by the static transcript. A page that connected
-after the run started never saw its cell run: `run_cell.py` hands that cell its outputs instead.
-
-Each run is a turn of the journal: the run's task sets `journal.TURN`, so whatever its tools (and its
-subagents' tools) do to cells and bindings is recorded there, and `%agent undo` takes the turn back. A
-finished run's transcript names its turn (`card_undo.RUN_MIME`), so the extension can put an Undo of
-that very run under it for as long as this kernel lives.
+Each run is a `PromptRun` (`prompt_run.py`), which owns what its cell shows: the live view, the transcript
+that replaces it when the run ends, the journal turn the run is, and its cell after a page reload. This
+module keeps the wiring: the workspace, the sessions, the queue per session, and stopping.
 The cell a prompt came from is read when the prompt starts, from the request JupyterLab sent (`cellId`)
 and the source the kernel received, so inserted cells can go right below it.
 """
@@ -30,27 +26,24 @@ import contextlib
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .activity import CellActivity
-from .card_undo import RUN_MIME, CardUndo, run_data
+from .card_undo import CardUndo
 from .cell_now import calling_cell_id, cell_count, delivers_to_awaiting_cells
-from .ending import cell_error, status_of, with_error
 from .magics.settings import Agent
 from .notebook.frontend import Frontend
-from .notebook.journal import TURN, Journal
+from .notebook.journal import Journal
 from .person_tools import PersonTools
 from .presence import Presence
-from .rewind import link
-from .run_cell import Run, hand_over, relink
+from .prompt_run import PromptRun
 from .stopped import AgentStopped
 
 if TYPE_CHECKING:
-    from ..session.models import AssistantMessage, Part
-    from ..views import SessionView, ViewHub
+    from ..session.models import Part
+    from ..views.hub import ViewHub
     from ..workspace import Workspace
     from .notebook.cells import NotebookCells
 
@@ -78,7 +71,7 @@ class NotebookAgent:
         """Subcommands still waiting on the front end; the `%agent` line awaits them before it ends."""
         self.session_id: str | None = None
         """The notebook's current session: consecutive prompts continue it."""
-        self.runs: list[Run] = []
+        self.runs: list[PromptRun] = []
         self.background: set[asyncio.Future[Any]] = set()
         """Prompts started by the magic where no await was possible, kept until they finish."""
         self._hub: ViewHub | None = None
@@ -202,7 +195,9 @@ class NotebookAgent:
         future = self._workspace
         assert future is not None
         try:
-            return await asyncio.wrap_future(future)
+            # Shielded: a cell interrupted while the workspace is built must not cancel the build for every
+            # cell after it (cancelling a wrapped future cancels the future it wraps).
+            return await asyncio.shield(asyncio.wrap_future(future))
         except Exception:
             self._forget_failed(future)
             raise
@@ -214,7 +209,7 @@ class NotebookAgent:
 
     def reset_workspace(self) -> None:
         """Build the workspace anew (the directory changed, or the config files did)."""
-        if any(not run.done.is_set() for run in self.runs):
+        if self.busy:
             from IPython.core.error import UsageError
 
             raise UsageError("Agents are still running in this notebook; stop them first (%agent stop), "
@@ -232,9 +227,14 @@ class NotebookAgent:
             old.result().close()
 
     @property
+    def busy(self) -> bool:
+        """Whether a run of this notebook has not ended yet."""
+        return any(not run.done.is_set() for run in self.runs)
+
+    @property
     def hub(self) -> ViewHub:
         if self._hub is None:
-            from ..views import ViewHub
+            from ..views.hub import ViewHub
 
             self._hub = ViewHub(self.workspace().bus)
         return self._hub
@@ -269,15 +269,15 @@ class NotebookAgent:
         session_id = self.choose_session(ws, session=session, new=new)
         # Headless runners shut the kernel down after the last cell: never detach there.
         attached = not ((background or self.detached) and self.presence.mode != "headless")
-        run = Run(session_id, cell_id=cell_id or calling_cell_id(self.shell) or None, attached=attached,
+        run = PromptRun(session_id, cell_id=cell_id or calling_cell_id(self.shell) or None, attached=attached,
                   execution_count=cell_count(self.shell), page=self.frontend.pages, loop=asyncio.get_running_loop(),
                   show=show)
         self.loop = run.loop
         if self.activity.running is not None and cell_id is None:
             run.cell_source = self.activity.running.source
             run.cell_id = run.cell_id or self.activity.running.cell_id
-        run.task = asyncio.ensure_future(self._run(ws, run, text, agent=agent or self.settings.agent,
-                                                   model=model or self.settings.model, parts=parts))
+        run.task = asyncio.ensure_future(run.execute(self, ws, text, agent=agent or self.settings.agent,
+                                                     model=model or self.settings.model, parts=parts))
         self.runs.append(run)
         run.task.add_done_callback(lambda _: self._forget(run))
         if not attached:
@@ -303,7 +303,7 @@ class NotebookAgent:
             return self.settings.mode == "detached"
         return not delivers_to_awaiting_cells()
 
-    def _forget(self, run: Run) -> None:
+    def _forget(self, run: PromptRun) -> None:
         run.done.set()
         if run in self.runs:
             self.runs.remove(run)
@@ -314,9 +314,9 @@ class NotebookAgent:
         """A page connected anew (on the comm's thread): give it the cells of the runs in flight."""
         for run in list(self.runs):
             if run.loop is not None and not run.loop.is_closed():
-                run.loop.call_soon_threadsafe(relink, run, self.frontend)
+                run.loop.call_soon_threadsafe(run.relink, self.frontend)
 
-    def stop(self, run: Run | None = None) -> int:
+    def stop(self, run: PromptRun | None = None) -> int:
         """Stop one run, or every run of this notebook; returns how many were stopped."""
         runs = [run] if run is not None else list(self.runs)
         count = 0
@@ -331,108 +331,12 @@ class NotebookAgent:
                 item.task.cancel()
         return count
 
-    async def _run(self, ws: Workspace, run: Run, text: str, *, agent: str | None, model: str | None,
-                   parts: Sequence[Part] = ()) -> BaseException | None:
-        """Run the prompt and show it in the cell; returns what its cell raises, if the cell awaits it."""
-        from IPython.display import display
+    def lock(self, session_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(session_id, asyncio.Lock())
 
-        from .. import id as ids
-        from ..errors import OpencodeNbError
-        from ..views import SessionView, transcript_bundle
-        from ..views.records import AskRecorder
-        from .live_cell import LiveCell
-        from .magics import listing
-        from .plans.save import save_callback
-
-        view: LiveCell | None = None
-        handle: Any = None
-        if self.presence.mode == "terminal":
-            handle = _Silent()  # the session was printed as it happened
-        elif self.presence.mode != "headless":
-            def shown(live: SessionView) -> dict[str, Any] | None:
-                """What shows the view in this cell; None when another cell shows it."""
-                self.presence.watch(live.widget)
-                run.live_output = {"output_type": "display_data", "metadata": {},
-                                   "data": live.widget._repr_mimebundle_()}
-                if run.show is not None:
-                    run.show([run.live_output])
-                    return None
-                relink(run, self.frontend)  # a page that connected before the view was shown
-                return run.live_output["data"]
-
-            # The view is built once the run lasts long enough to watch (`live_cell.py`); at once while no front
-            # end is known (showing it is how one makes itself known), for a run another cell shows, and for a
-            # run that goes on after its cell ended.
-            view = handle = LiveCell(self.hub, run.session_id, lambda: SessionView(
-                ws, self.hub, run.session_id, floor=ids.NOT_STARTED, on_stop=lambda: self.stop(run),
-                on_save_plan=save_callback(ws)), shown,
-                at_once=self.presence.mode == "unknown" or run.show is not None or not run.attached)
-        else:
-            handle = display({"text/plain": f"@{agent or ws.agents.default.name} is working…"}, raw=True,
-                             display_id=True)
-        status, result, floor, started = "done", None, ids.NOT_STARTED, time.time()
-        recorder = AskRecorder(ws.bus, run.session_id)
-        turn = self.journal.begin(run.session_id, cell_id=run.cell_id, cell_source=run.cell_source)
-        TURN.set(turn)
-        try:
-            await self.presence.decide(self.settings.probe_timeout_s)
-            lock = self._locks.setdefault(run.session_id, asyncio.Lock())
-            if lock.locked() and view is not None:
-                view.queued()
-            async with lock:
-                floor = ids.ascending("message")
-                started = time.time()
-                run.started = True
-                if view is not None:
-                    view.floor = floor
-                    view.start()
-                try:
-                    result = await self._send(ws, run.session_id, text, agent=agent, model=model, parts=parts)
-                finally:
-                    link(ws, turn, self.journal, floor)  # the turn's files, for its card and %agent undo
-                status = status_of(result, stop_requested=run.stop_requested)
-        except asyncio.CancelledError:
-            status = "stopped"
-            raise
-        except OpencodeNbError as exc:
-            status = "error"
-            result = exc
-        finally:
-            elapsed = time.time() - started
-            if view is not None:
-                view.finish(status)
-            recorder.close()
-            records = recorder.records
-            # A cell that fails says why right under the transcript: the transcript does not say it again.
-            error = cell_error(status, result) if run.attached else None
-            try:
-                if floor != ids.NOT_STARTED:
-                    bundle = transcript_bundle(ws, run.session_id, since=floor, records=records, status=status,
-                                               elapsed_s=elapsed, ending=error is None)
-                else:
-                    bundle = {"text/plain": f"(stopped before it started: {status})"}
-                if isinstance(result, Exception) and error is None:
-                    bundle = with_error(bundle, result)
-                elif isinstance(result, str):
-                    bundle = listing.text(result)  # a local command's output (/help)
-                if "text/html" in bundle and (undoable := run_data(turn)) is not None:
-                    bundle = {**bundle, RUN_MIME: undoable}  # type: ignore[dict-item]
-                handle.update(bundle, raw=True)
-                hand_over(run, self.frontend, bundle, error)  # before the view closes: it never shows gone
-                if view is not None:
-                    view.close()  # the transcript stands in for it now: free its widgets on both sides
-            except Exception:
-                log.exception("could not render the transcript")
-        return error
-
-    async def _send(self, ws: Workspace, session_id: str, text: str, *, agent: str | None,
-                    model: str | None, parts: Sequence[Part] = ()) -> AssistantMessage | str | None:
-        from ..command import parse_slash
-
-        slash = parse_slash(text)
-        if slash is not None:
-            return await ws.command(session_id, slash[0], slash[1], agent=agent, model=model)
-        return await ws.prompt(session_id, text.strip(), agent=agent, model=model, parts=parts)
+    @property
+    def probe_timeout_s(self) -> float:
+        return self.settings.probe_timeout_s
 
     def later(self, bundle: Any, show: Callable[[dict[str, str]], None]) -> None:
         """Show a subcommand's output once it is ready: it waits on the front end, which needs the loop free.
@@ -479,7 +383,3 @@ class NotebookAgent:
 async def _awaited(awaitable: Any) -> Any:
     return await awaitable
 
-
-class _Silent:
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        pass

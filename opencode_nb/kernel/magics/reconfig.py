@@ -19,18 +19,33 @@ turned off in the kernel while the extension is loaded.
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ...errors import ConfigError
 
 if TYPE_CHECKING:
     from ...config.load import Stamp
     from ...workspace import Workspace
-    from ..runner import NotebookAgent
+
+
+class ConfigHost(Protocol):
+    """What keeping the configuration current needs of the kernel (its `NotebookAgent` is one)."""
+
+    session_id: str | None
+    """The notebook's current session, carried over to a workspace read anew."""
+
+    @property
+    def busy(self) -> bool:
+        """Whether an agent runs: nothing is read again until none does."""
+        ...
+
+    def workspace(self) -> Workspace: ...
+
+    def reset_workspace(self) -> None: ...
 
 
 class ConfigWatch:
-    def __init__(self, agent: NotebookAgent) -> None:
+    def __init__(self, agent: ConfigHost) -> None:
         self.agent = agent
         self._warned: weakref.WeakSet[Workspace] = weakref.WeakSet()
         """Workspaces whose warnings were shown."""
@@ -159,7 +174,7 @@ class ConfigWatch:
                 "(a later change of the files is).")
 
     def _running(self) -> bool:
-        return any(not run.done.is_set() for run in self.agent.runs)
+        return self.agent.busy
 
 
 def check(ws: Workspace) -> None:
@@ -168,7 +183,7 @@ def check(ws: Workspace) -> None:
     Raises:
         ConfigError: every problem in them.
     """
-    from ...config import load_config
+    from ...config.load import load_config
 
     load_config(ws.directory, env=ws.env)  # its warnings: the new workspace shows them, once
 

@@ -23,7 +23,7 @@ from .store import StepCell, find_plan, notebook_of, step_cells
 
 if TYPE_CHECKING:
     from ...workspace import Workspace
-    from ..runner import NotebookAgent
+    from .host import PlanHost
 
 
 def approved_plan(ws: Workspace, session_id: str, floor: str) -> str | None:
@@ -40,7 +40,7 @@ def approved_plan(ws: Workspace, session_id: str, floor: str) -> str | None:
     return found
 
 
-async def run_approved(agent: NotebookAgent, floor: str) -> None:
+async def run_approved(agent: PlanHost, floor: str) -> None:
     """Run the unticked steps of a plan the prompt that just ended approved as cells, if it did.
 
     Raises:

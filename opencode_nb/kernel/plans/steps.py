@@ -5,7 +5,7 @@ prompt carries the plan file and the final texts of the steps before it (from th
 `store.py`), so each step builds on what the earlier ones found.
 
 A step runs in its plan's session (the root session whose slug, or id, is the plan's id) with the build
-agent, through `NotebookAgent.prompt`: the cell shows the live view and then the transcript like any
+agent, through the kernel's `prompt` (`host.py`): the cell shows the live view and then the transcript like any
 prompt cell. A step that does not finish (an error, a refused permission, a stop) is not ticked and
 fails its cell, so Run All, nbclient and the front end's run of the remaining cells stop there.
 
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from ...session.events import SessionIdle
     from ...session.models import MessageWithParts
     from ...workspace import Workspace
-    from ..runner import NotebookAgent
+    from .host import PlanHost
 
 SUMMARY_CHARS = 600
 """Of a step's final text, kept in the progress file and passed to later steps."""
@@ -84,7 +84,7 @@ def resume_hint(plan_id: str, number: int) -> str:
     return f"%agent plan run {plan_id} --from {number}"
 
 
-async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *, model: str | None = None,
+async def run_step(agent: PlanHost, plan_id: str, number: int, body: str, *, model: str | None = None,
                    cell: StepCell | None = None, ran_by: RanBy = "cell") -> None:
     """Carry out step `number` of plan `plan_id` with the instruction `body`, in the plan's session.
 
@@ -100,24 +100,51 @@ async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *
     """
     from IPython.display import display
 
-    from ... import id as ids
-    from ...session.models import TextPart
     from ..ending import error_output
-    from ..stopped import AgentStopped
 
     ws = await agent.aworkspace()
+    found = await _runnable(agent, ws, plan_id, number, body, ran_by)
+    if found is None:
+        return
+    plan, progress, instruction, rerun = found
+    run_number = progress.of(number).runs + 1
+    headline = f"▶ Step {number} of {len(plan.doc.steps)} — {short(instruction)}" + (
+        f"  (re-run: run {run_number} of this step)" if rerun else "")
+    shown = shown_in(agent, cell, headline, ran_by)
+    display(listing.text(headline + ("  (shown in its cell below)" if shown is not None else "")), raw=True)
+    here = "run this cell again" if cell is None else f"run step {number}'s cell"
+    status, reason = await _carry_out(agent, ws, plan_id, plan, number, instruction, progress, rerun=rerun,
+                                      run_number=run_number, model=model, shown=shown, ran_by=ran_by, here=here)
+    if status != "done":
+        failed = UsageError(f"Step {number} of plan {plan_id} did not finish ({reason}); it is not ticked. Fix what "
+                            f"stopped it and {here}, or resume with {resume_hint(plan_id, number)}")
+        if shown is not None:
+            shown.end(error=error_output(failed))
+        raise failed
+    ticked = f"✓ Step {number} ticked in {plan.path}"
+    display(listing.text(ticked), raw=True)
+    if shown is not None:
+        shown.end(said=ticked)
+
+
+async def _runnable(agent: PlanHost, ws: Workspace, plan_id: str, number: int, body: str,
+                    ran_by: RanBy) -> tuple[Plan, PlanProgress, str, bool] | None:
+    """The plan, its progress, the instruction and whether it is a re-run, for a step that is to run now;
+    None when the cell says why it does not (an unknown plan, a replaced cell, a step that already ran)."""
+    from IPython.display import display
+
     try:
         plan = find_plan(ws, plan_id)
     except UnknownPlan as exc:
         display(listing.text(f"Not run: this cell is step {number} of plan {plan_id}, which is unknown here "
                              f"({exc.where}); the cells after it run on. %agent plan lists this project's "
                              "plans."), raw=True)
-        return
+        return None
     if ran_by == "cell" and await replaced(agent, ws):
         display(listing.text(f"Not run: this cell, step {number} of plan {plan_id}, is no longer in the notebook "
                              "(approving a newer plan replaced its cells). %agent plan lists the plans; run the "
                              "new plan's step cells."), raw=True)
-        return
+        return None
     if agent.detached and agent.presence.mode != "headless":
         raise UsageError("Plan steps run attached, so a failing step stops the cells after it; Agent.mode is "
                          "'detached'. Set %config Agent.mode = 'auto' and run the step again.")
@@ -131,14 +158,21 @@ async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *
     if ran_by == "cell" and already_ran(before, step.done, instruction):
         update_step(ws, plan, number, ran_by="seen")
         display(listing.text(already_ran_text(plan, number, before)), raw=True)
-        return
-    rerun = before.runs > 0 or step.done
-    total = len(plan.doc.steps)
-    run_number = before.runs + 1
-    headline = f"▶ Step {number} of {total} — {short(instruction)}" + (
-        f"  (re-run: run {run_number} of this step)" if rerun else "")
-    shown = shown_in(agent, cell, headline, ran_by)
-    display(listing.text(headline + ("  (shown in its cell below)" if shown is not None else "")), raw=True)
+        return None
+    return plan, progress, instruction, before.runs > 0 or step.done
+
+
+async def _carry_out(agent: PlanHost, ws: Workspace, plan_id: str, plan: Plan, number: int, instruction: str,
+                     progress: PlanProgress, *, rerun: bool, run_number: int, model: str | None,
+                     shown: StepCellOutputs | None, ran_by: RanBy, here: str) -> tuple[StepStatus, str]:
+    """Run the step's prompt in the plan's session and record how it ended: its status and why.
+
+    Raises:
+        AgentStopped: the step was stopped; it is recorded as stopped.
+    """
+    from ... import id as ids
+    from ...session.models import TextPart
+    from ..stopped import AgentStopped
 
     prompt = step_prompt(plan, number, instruction, progress, rerun=rerun)
     visible = f"Step {number} of plan {plan_id}{' (re-run)' if rerun else ''}: {short(instruction)}"
@@ -149,7 +183,6 @@ async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *
     floor = ids.ascending("message")
     status: StepStatus = "failed"
     reason = ""
-    here = "run this cell again" if cell is None else f"run step {number}'s cell"
     ended = RunEnd(ws, plan, number, floor, started)
     try:
         # The short line first, then what the model needs: parts keep the order they were made in.
@@ -171,25 +204,16 @@ async def run_step(agent: NotebookAgent, plan_id: str, number: int, body: str, *
     finally:
         ended.close()
     if ended.outcome is not None:
-        status, reason = ended.outcome
-    else:  # the run never started (stopped while queued, a configuration error): nothing went idle
-        messages = ws.sessions.messages(plan.session.id)
-        if not reason:
-            status, reason = judge(messages, floor)
-        _finish(ws, plan, number, status, started, final_text(messages, floor), reason)
-    if status != "done":
-        failed = UsageError(f"Step {number} of plan {plan_id} did not finish ({reason}); it is not ticked. Fix what "
-                            f"stopped it and {here}, or resume with {resume_hint(plan_id, number)}")
-        if shown is not None:
-            shown.end(error=error_output(failed))
-        raise failed
-    ticked = f"✓ Step {number} ticked in {plan.path}"
-    display(listing.text(ticked), raw=True)
-    if shown is not None:
-        shown.end(said=ticked)
+        return ended.outcome
+    # The run never started (stopped while queued, a configuration error): nothing went idle.
+    messages = ws.sessions.messages(plan.session.id)
+    if not reason:
+        status, reason = judge(messages, floor)
+    _finish(ws, plan, number, status, started, final_text(messages, floor), reason)
+    return status, reason
 
 
-def shown_in(agent: NotebookAgent, cell: StepCell | None, headline: str, ran_by: RanBy) -> StepCellOutputs | None:
+def shown_in(agent: PlanHost, cell: StepCell | None, headline: str, ran_by: RanBy) -> StepCellOutputs | None:
     """Where a step run on a cell's behalf is shown: that cell, when the extension can fill it; else (headless,
     no extension) nowhere but the cell that runs it."""
     from ..cell_now import cell_count
@@ -218,7 +242,7 @@ def already_ran_text(plan: Plan, number: int, before: StepProgress) -> str:
             f"%agent show {plan.session.id} shows what it did.")
 
 
-async def replaced(agent: NotebookAgent, ws: Workspace) -> bool:
+async def replaced(agent: PlanHost, ws: Workspace) -> bool:
     """Whether the running cell is gone from the notebook the person sees: a newer plan's approval deleted it
     after Run All queued it. Only the live notebook can tell (the front end names the running cell and shows
     the current cells); a notebook file may simply not have been saved since the cell was added."""
@@ -342,7 +366,7 @@ def step_prompt(plan: Plan, number: int, instruction: str, progress: PlanProgres
 # ----------------------------------------------------------------------------------------------- many steps
 
 
-async def run_remaining(agent: NotebookAgent, plan_id: str | None, start: int | None) -> dict[str, str] | None:
+async def run_remaining(agent: PlanHost, plan_id: str | None, start: int | None) -> dict[str, str] | None:
     """`%agent plan run [ID] [--from N]`: run the unticked steps (or steps N onwards) here, in order.
 
     Returns what to show when there is nothing to run, else None after running them.
@@ -372,7 +396,7 @@ async def run_remaining(agent: NotebookAgent, plan_id: str | None, start: int | 
     return None
 
 
-async def run_in_order(agent: NotebookAgent, plan_id: str, cells: list[StepCell], *, ran_by: RanBy) -> None:
+async def run_in_order(agent: PlanHost, plan_id: str, cells: list[StepCell], *, ran_by: RanBy) -> None:
     """Run the steps of `cells` one after another, each with its cell's current body, on the cells' behalf
     (`shown.py` says why here and not as cells); the first that does not finish stops the rest.
 
@@ -384,7 +408,7 @@ async def run_in_order(agent: NotebookAgent, plan_id: str, cells: list[StepCell]
         await run_step(agent, plan_id, cell.step, cell.body, cell=cell, ran_by=ran_by)
 
 
-def default_plan_id(agent: NotebookAgent, ws: Workspace, cells: list[StepCell]) -> str:
+def default_plan_id(agent: PlanHost, ws: Workspace, cells: list[StepCell]) -> str:
     """The current session's plan if it has a file, else the plan of the notebook's last step cell."""
     if agent.session_id is not None:
         plan_id = session_plan_id(ws, agent.session_id)
@@ -399,7 +423,7 @@ def default_plan_id(agent: NotebookAgent, ws: Workspace, cells: list[StepCell]) 
 # ----------------------------------------------------------------------------------------------- saving cells
 
 
-async def cells_here(agent: NotebookAgent, plan_id: str | None) -> dict[str, str]:
+async def cells_here(agent: PlanHost, plan_id: str | None) -> dict[str, str]:
     """`%agent plan cells [ID]`: the plan's cells under the cell running the magic."""
     ws = await agent.aworkspace()
     if plan_id is None:
@@ -412,7 +436,7 @@ async def cells_here(agent: NotebookAgent, plan_id: str | None) -> dict[str, str
     return listing.text(await save_cells(ws, plan, after=after))
 
 
-def running_cell(agent: NotebookAgent) -> str | None:
+def running_cell(agent: PlanHost) -> str | None:
     """The id of the cell this code runs in, as JupyterLab sends it with the execute request (nbclient sends
     none: then the notebook finds the running cell by its text)."""
     kernel = getattr(agent.shell, "kernel", None)
@@ -425,7 +449,7 @@ def running_cell(agent: NotebookAgent) -> str | None:
 # ----------------------------------------------------------------------------------------------- listing
 
 
-def list_plans(agent: NotebookAgent) -> dict[str, str]:
+def list_plans(agent: PlanHost) -> dict[str, str]:
     """`%agent plan [list]`: the project's plans, newest first, with how far each has got."""
     from ...session.reminders import PLAN_DIR
 

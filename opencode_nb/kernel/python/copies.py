@@ -27,6 +27,7 @@ import sys
 import textwrap
 import types
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -93,11 +94,32 @@ def _notebook_source(value: Any) -> str | None:
 
 def pack(code: str, namespace: Mapping[str, Any], directory: Path, max_bytes: int) -> tuple[dict[str, Any], list[str]]:
     """Write copies of the variables the code names into `directory`; the worker's job, and notes for the run."""
-    entries: list[dict[str, Any]] = []
-    sources: list[dict[str, Any]] = []
-    notes: list[str] = []
-    frames: list[tuple[str, Any, str, int]] = []
-    others: list[tuple[str, Any]] = []
+    found = _gather(code, namespace)
+    entries, notes = found.entries, found.notes
+    budget = _write_pickles(found.others, directory, max_bytes, entries, notes)
+    _write_frames(found.frames, directory, budget, max_bytes, entries, notes)
+    job = {"code": code, "entries": entries, "sources": found.sources, "sys_path": sys.path, "cwd": os.getcwd()}
+    return job, notes
+
+
+@dataclass
+class _Found:
+    """The variables the code names, sorted by how each travels to the worker."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    """Modules (imported again there), then each copy as it is written."""
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    """Functions and classes defined in the notebook: their source is run again there."""
+    notes: list[str] = field(default_factory=list)
+    frames: list[tuple[str, Any, str, int]] = field(default_factory=list)
+    """Data frames with their kind and size: they share what is left of the budget, sampled if need be."""
+    others: list[tuple[str, Any]] = field(default_factory=list)
+    """Everything else, pickled first, each taking what it needs of the budget."""
+
+
+def _gather(code: str, namespace: Mapping[str, Any]) -> _Found:
+    """Follow the names the code uses, and those the notebook's own functions and classes use in turn."""
+    found = _Found()
     seen: set[str] = set()
     wanted = [(name, 0) for name in sorted(names_used(code))]
     while wanted:
@@ -107,21 +129,27 @@ def pack(code: str, namespace: Mapping[str, Any], directory: Path, max_bytes: in
         seen.add(name)
         value = namespace[name]
         if isinstance(value, types.ModuleType):
-            entries.append({"name": name, "kind": "module", "module": value.__name__})
+            found.entries.append({"name": name, "kind": "module", "module": value.__name__})
         elif isinstance(value, types.FunctionType | type) and value.__module__ == "__main__":
             source = _notebook_source(value)
             if source is None or depth >= SOURCE_DEPTH:
-                notes.append(f"Not sent to the worker: `{name}`, defined in the notebook, whose source could not "
-                             "be found; define it again in the code.")
+                found.notes.append(f"Not sent to the worker: `{name}`, defined in the notebook, whose source could "
+                                   "not be found; define it again in the code.")
                 continue
-            sources.append({"name": name, "defines": value.__name__, "source": source})
+            found.sources.append({"name": name, "defines": value.__name__, "source": source})
             wanted.extend((n, depth + 1) for n in sorted(names_used(source)))
         elif (kind := _frame_type(value)) is not None:
-            frames.append((name, value, kind, _frame_bytes(value, kind)))
+            found.frames.append((name, value, kind, _frame_bytes(value, kind)))
         else:
-            others.append((name, value))
+            found.others.append((name, value))
             if type(value).__module__ == "__main__":  # an instance of a notebook class: send the class too
                 wanted.append((type(value).__name__, depth + 1))
+    return found
+
+
+def _write_pickles(others: list[tuple[str, Any]], directory: Path, max_bytes: int, entries: list[dict[str, Any]],
+                   notes: list[str]) -> int:
+    """Pickle each value while the budget lasts; returns what is left of it."""
     budget = max_bytes
     for name, value in others:
         path = directory / f"{len(entries)}.pickle"
@@ -141,6 +169,12 @@ def pack(code: str, namespace: Mapping[str, Any], directory: Path, max_bytes: in
             continue
         budget -= capped.written
         entries.append({"name": name, "kind": "pickle", "path": str(path)})
+    return budget
+
+
+def _write_frames(frames: list[tuple[str, Any, str, int]], directory: Path, budget: int, max_bytes: int,
+                  entries: list[dict[str, Any]], notes: list[str]) -> None:
+    """Write each frame, sampled down to its share of the budget when it is bigger."""
     total = sum(size for *_, size in frames)
     for name, value, kind, size in frames:
         share = budget if total <= budget else int(budget * size / total)
@@ -157,8 +191,6 @@ def pack(code: str, namespace: Mapping[str, Any], directory: Path, max_bytes: in
             notes.append(f"Not sent to the worker: `{name}`, a frame neither Arrow nor pickle could copy.")
         else:
             entries.append(entry)
-    job = {"code": code, "entries": entries, "sources": sources, "sys_path": sys.path, "cwd": os.getcwd()}
-    return job, notes
 
 
 def _mb(size: int) -> str:
@@ -174,7 +206,7 @@ def _sample(value: Any, keep: int) -> Any:
 
 def _write_frame(name: str, value: Any, kind: str, path: Path) -> dict[str, Any] | None:
     """Arrow IPC when it can (polars natively, pandas through pyarrow), else a pickle; None when neither can."""
-    entry = {"name": name, "kind": kind, "path": str(path)}
+    entry: dict[str, Any] = {"name": name, "kind": kind, "path": str(path)}
     try:
         if kind == "polars":
             value.write_ipc(path)

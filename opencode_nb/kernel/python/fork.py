@@ -125,6 +125,13 @@ async def run_forked(code: str, shell: Any, *, timeout_s: float = 60, memory_mb:
     os.close(write_fd)
     with contextlib.suppress(OSError):
         os.setpgid(pid, pid)
+    return await _watch(pid, read_fd, capture, plan, timeout_s=timeout_s, memory_mb=memory_mb,
+                        on_output=on_output, started=started)
+
+
+async def _watch(pid: int, read_fd: int, capture: int, plan: Plan, *, timeout_s: float, memory_mb: int,
+                 on_output: Output | None, started: float) -> CodeRun:
+    """Supervise the forked child through its pipe until it is done or must be, then account for it."""
     transport: asyncio.BaseTransport | None = None
     status: int | None = None
     outcome: Outcome | None = None
@@ -148,7 +155,6 @@ async def run_forked(code: str, shell: Any, *, timeout_s: float = 60, memory_mb:
             plan.remove_scratch()
     return finish(outcome, mode="fork", c_output=c_output, ended=describe_exit(status), timeout_s=timeout_s,
                   memory_mb=memory_mb, started=started)
-
 
 _cleaning: set[asyncio.Task[None]] = set()
 
@@ -309,7 +315,7 @@ def limit_address_space(memory_mb: int) -> None:
 
 
 def _quiet_kernel_streams() -> None:
-    old = {"stdout": sys.stdout, "stderr": sys.stderr}
+    old: dict[str, Any] = {"stdout": sys.stdout, "stderr": sys.stderr}  # rebinding their methods: any stream
     for number, name in ((1, "stdout"), (2, "stderr")):
         setattr(sys, name, open(number, "w", encoding="utf-8", errors="replace", closefd=False,  # noqa: SIM115
                                 buffering=1))
@@ -337,6 +343,7 @@ def _forget_kernel_loop() -> None:
         signal.signal(number, signal.SIG_DFL)
     builtins.input = _no_input
     if "getpass" in sys.modules:
-        sys.modules["getpass"].getpass = _no_input
+        getpass: Any = sys.modules["getpass"]  # imported by someone: its function is replaced where it lives
+        getpass.getpass = _no_input
 
 

@@ -13,7 +13,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from opencode_nb.kernel.magics.agent import parse_options, parse_plan_line, split_line
+from opencode_nb.kernel.magics.agent import parse_options
+from opencode_nb.kernel.magics.subcommands import parse_plan_line, split_line
 from opencode_nb.kernel.plans import steps as plans
 from opencode_nb.session.models import AssistantMessage, MessageWithParts, ToolErrored, ToolPart, UserMessage
 from tests.kernel.frontend import FakeExtension
