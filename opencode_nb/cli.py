@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import warnings
 
-        from .config import ConfigWarning
+        from .config.load import ConfigWarning
 
         warnings.simplefilter("ignore", ConfigWarning)  # printed below, once each, as plain lines
         if args.command == "config":
@@ -146,7 +146,8 @@ def checkpoint_command(ws: Workspace, args: argparse.Namespace) -> int:
     """
     import asyncio
 
-    from .checkpoint import Conflict, format_turns
+    from .checkpoint.records import Conflict
+    from .checkpoint.text import format_turns
 
     session_id = _session_arg(ws, args.session)
     if args.command == "checkpoints":
@@ -179,8 +180,9 @@ def checkpoint_command(ws: Workspace, args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"opencode-nb {args.command}: {exc}", file=sys.stderr)
         return 2
-    print(report.text())
-    return 1 if report.kept else 0
+    outcome = report.outcome()
+    print(outcome.text())
+    return 1 if outcome.of("kept") else 0
 
 
 def _session_arg(ws: Workspace, given: str | None) -> str:

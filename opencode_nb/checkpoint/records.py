@@ -6,9 +6,14 @@ store or git.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
+
+from ..undo.change import Confirm, Conflict
+from ..undo.outcome import Outcome
+
+__all__ = ["Confirm", "Conflict", "FileChange", "TurnRecord", "UndoReport", "not_recorded"]
+"""`Conflict` and `Confirm` are the undo model's own, named here too since every file undo asks them."""
 
 
 @dataclass(frozen=True)
@@ -33,21 +38,6 @@ class FileChange:
         else:
             detail = f"+{self.added} -{self.removed}"
         return f"{self.path} ({detail})"
-
-
-@dataclass(frozen=True)
-class Conflict:
-    """A file the person changed after the agent did: an undo (or redo) would write over their change."""
-
-    path: str
-    diff: str
-    """Unified diff from what the agent left to the person's current file: what writing over it would lose."""
-    reason: str
-    """One line for the person."""
-
-
-Confirm = Callable[[Conflict], Awaitable[bool]]
-"""Asked once per conflict: True overwrites the person's change, False keeps it."""
 
 
 @dataclass
@@ -90,6 +80,22 @@ class UndoReport:
     not_undone: list[str] = field(default_factory=list)
     """Files over the size cap (or repositories of their own, `dir/`) that no checkpoint holds: what the turns
     did to them cannot be taken back."""
+
+    def outcome(self) -> Outcome:
+        """The same report as the undo model's typed outcome: the summary is `text()`, each file an item."""
+        done = Outcome(self.action)
+        done.said.append(self.text())
+        for path in (*self.restored, *self.removed):
+            done.add("restored", "file", path, told=True)
+        for conflict in self.kept:
+            done.add("kept", "file", conflict.path, conflict.reason, told=True)
+        for path, why in self.failed:
+            done.add("failed", "file", path, why, told=True)
+        for path in self.not_undone:
+            done.add("unavailable", "file", path, "never recorded", told=True)
+        if self.unavailable is not None:
+            done.add("unavailable", "file", "files", self.unavailable, told=True)
+        return done
 
     def text(self) -> str:
         """The person-facing summary, e.g. "Took back turn 3: restored a.py, b.csv; removed out.txt"."""

@@ -18,14 +18,15 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .. import id as ids
-from ..checkpoint.records import Confirm, Conflict, UndoReport
+from ..checkpoint.records import UndoReport
+from ..undo.change import Confirm
 from .notebook.journal import Files, Journal, Turn, Undone
 from .notebook.undo import Agree
+from .python.live import binding_conflict
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
     from .notebook.cells import NotebookCells
-    from .python.live import LiveRunner
 
 log = logging.getLogger(__name__)
 
@@ -177,29 +178,9 @@ class Rewind:
             return None
 
         async def agree(run_id: str, names: list[str], redo: bool) -> set[str]:
-            return {n for n in names if await confirm(_binding_conflict(runner, run_id, n, redo))}
+            return {n for n in names if await confirm(binding_conflict(runner, run_id, n, redo))}
 
         return agree
-
-
-def _binding_conflict(runner: LiveRunner, run_id: str, name: str, redo: bool) -> Conflict:
-    record = (runner.undone if redo else runner.records)[run_id]
-    target = (record.left() if redo else record.before())[name]
-    now = runner.shell.user_ns.get(name, "<unbound>")
-    when = "the undo" if redo else "the agent's run"
-    verb = "redo" if redo else "undo"
-    diff = f"--- {name} now (yours)\n+++ {name} after the {verb}\n-{_short(now)}\n+{_short(target)}\n"
-    return Conflict(path=name, diff=diff, reason=f"you rebound {name} after {when}; the {verb} would bind it "
-                                                 "over your value")
-
-
-def _short(value: Any) -> str:
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    text = " ".join(text.split())
-    return text if len(text) <= 200 else text[:199] + "…"
 
 
 def _report(files: UndoReport | None, said: list[str], action: str) -> str:

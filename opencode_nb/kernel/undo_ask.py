@@ -15,6 +15,7 @@ from typing import Any
 from ..checkpoint.records import Conflict
 from ..views.markdown import escape
 from ..views.render import diff_html, icon_html
+from .futures import settle
 
 OVERWRITE = "Overwrite my change"
 KEEP = "Keep mine"
@@ -29,7 +30,7 @@ async def ask_overwrite(conflict: Conflict) -> bool:
     chosen: asyncio.Future[bool] = loop.create_future()
 
     def answer(value: bool) -> None:  # the click may arrive on another thread (a subshell)
-        loop.call_soon_threadsafe(lambda: chosen.done() or chosen.set_result(value))
+        loop.call_soon_threadsafe(settle, chosen, value)
 
     body = f"{icon_html('question-circle')}<b>{escape(conflict.path)}</b>: {escape(conflict.reason)}"
     if conflict.diff:

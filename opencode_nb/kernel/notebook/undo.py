@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Collection
+from dataclasses import astuple
 from typing import TYPE_CHECKING
 
 from ...tool.context import NotebookRefused
+from ...undo.outcome import Direction, Outcome
 from ...values import Cell
 from ..python.live import LiveRunner
-from .journal import Deleted, Files, Inserted, LiveRun, Reinsert, Replaced, Restored, Turn, Undid
+from .journal import Deleted, Files, Inserted, LiveRun, Reinsert, Replaced, Restored, Turn
 
 if TYPE_CHECKING:
     from .stores import CellStore
@@ -43,162 +45,182 @@ async def undo_turn(turn: Turn, store: CellStore | None, runner: LiveRunner, *, 
                     agree: Agree | None = None) -> str:
     """Undo `turn`; returns one short report. `store` is None when cells cannot be changed (`why_not` says why);
     `agree`: asks about names the person rebound since (none: they are kept)."""
-    undid: list[Undid] = []
-    removed: list[str] = []
-    restored: list[str] = []
-    put_back: list[str] = []
-    skipped: list[str] = []
-    gone: list[str] = []
-    failed: list[str] = []
-    bindings: list[str] = []
-    cells_left = 0
-    current: dict[str, Cell] | None = None
-    for _, change in reversed(turn.changes):
-        if isinstance(change, Files):
-            continue
-        if isinstance(change, LiveRun):
-            if change.run_id in runner.records:
-                overwrite = await _agreed(agree, runner, change.run_id, False)
-                bindings.append(runner.undo(change.run_id, overwrite=overwrite))
-                undid.append(change)
-            continue
-        if store is None:
-            cells_left += 1
-            continue
-        if current is None:
-            current = {c.id: c for c in (await store.read(max_output_chars=0)).cells}
-        try:
-            if isinstance(change, Inserted):
-                cell = current.get(change.cell_id)
-                if cell is None:
-                    gone.append(change.cell_id)
-                elif cell.source != change.source:
-                    skipped.append(change.cell_id)
-                else:
-                    for old, index in await store.delete([change.cell_id]):
-                        undid.append(Reinsert(old.model_dump(), index))
-                    del current[change.cell_id]
-                    removed.append(change.cell_id)
-            elif isinstance(change, Replaced):
-                cell = current.get(change.cell_id)
-                if cell is None:
-                    gone.append(change.cell_id)
-                elif cell.source != change.after_source or cell.cell_type != change.after_type:
-                    skipped.append(change.cell_id)
-                else:
-                    await store.replace(change.cell_id, source=change.before_source, cell_type=change.before_type)
-                    current[change.cell_id] = cell.model_copy(update={"source": change.before_source,
-                                                                      "cell_type": change.before_type})
-                    restored.append(change.cell_id)
-                    undid.append(change)
-            elif isinstance(change, Deleted):
-                old = Cell.model_validate(change.cell)
-                new_id = await store.restore(old, change.index)
-                current[new_id] = old.model_copy(update={"id": new_id})
-                put_back.append(old.id if new_id == old.id else f"{old.id} (now {new_id})")
-                undid.append(Restored(new_id, old.source))
-        except NotebookRefused as exc:
-            failed.append(f"{_cell_of(change)}: {exc}")
-    report = _report(removed, restored, put_back, skipped, gone, bindings)
-    if failed:
-        report += f" Could not undo {'; '.join(failed)}"
-    if cells_left:
-        report += f" {cells_left} cell change{'s' * (cells_left != 1)} not undone: {why_not}"
-    turn.undid = undid
-    turn.report = report.strip() or "Nothing of this turn was left to undo."
-    return turn.report
+    return _said(await walk_turn(turn, store, runner, "undo", why_not=why_not, agree=agree))
 
 
 async def redo_turn(turn: Turn, store: CellStore | None, runner: LiveRunner, *, why_not: str | None = None,
                     agree: Agree | None = None) -> str:
     """Put back what the latest undo of `turn` took, oldest first; the turn's changes become what was put back,
     so it can be undone again. A cell the person changed since the undo is left as it is and named."""
-    made: list[str] = []
-    edited: list[str] = []
-    deleted: list[str] = []
-    skipped: list[str] = []
-    gone: list[str] = []
-    failed: list[str] = []
-    bindings: list[str] = []
-    cells_left = 0
-    ids: dict[str, str] = {}
-    """Old cell id → the id the cell has now it was put back."""
-    changes: list[Inserted | Replaced | Deleted | LiveRun] = []
-    current: dict[str, Cell] | None = None
-    for step in reversed(turn.undid):
+    return _said(await walk_turn(turn, store, runner, "redo", why_not=why_not, agree=agree))
+
+
+def _said(outcome: Outcome) -> str:
+    return f"Nothing of this turn was left to {outcome.direction}." if outcome.empty else outcome.text()
+
+
+async def walk_turn(turn: Turn, store: CellStore | None, runner: LiveRunner, direction: Direction, *,
+                    why_not: str | None = None, agree: Agree | None = None) -> Outcome:
+    """The one walk both take: undo over the turn's changes newest first, redo over what its latest undo did,
+    newest of those first (so oldest of the turn's own first); each step leaves what the other direction
+    walks next."""
+    walk = _Walk(store, runner, direction)
+    if direction == "undo":
+        steps: list[Step] = [c for _, c in reversed(turn.changes) if not isinstance(c, Files)]
+    else:
+        steps = list(reversed(turn.undid))
+    for step in steps:
+        await walk.step(step, agree)
+    if direction == "undo":
+        turn.undid = [m for m in walk.made if isinstance(m, LiveRun | Reinsert | Replaced | Restored)]
+    else:
+        files = [c for _, c in turn.changes if isinstance(c, Files)]
+        turn.changes = []
+        for change in [*walk.made, *files]:
+            if isinstance(change, LiveRun | Inserted | Replaced | Deleted | Files):
+                turn.record(change)
+        turn.undid = []
+    outcome = walk.outcome(why_not)
+    if direction == "undo":
+        turn.report = _said(outcome)
+    return outcome
+
+
+Step = Inserted | Replaced | Deleted | LiveRun | Reinsert | Restored
+"""A step either walk takes: a change of the turn (undo) or what an undo did (redo)."""
+
+_SAID: dict[Direction, list[tuple[str, str]]] = {
+    "undo": [("delete", "deleted the inserted {}"), ("replace", "restored the source of {}"),
+             ("restore", "put back the deleted {}")],
+    "redo": [("restore", "put back the inserted {}"), ("replace", "changed the source of {} again"),
+             ("delete", "deleted {} again")],
+}
+"""What each direction says it did to cells, in the order it says it."""
+
+
+class _Walk:
+    """One walk's state: the cells as they are now, what was done by how, and what the next walk will undo."""
+
+    def __init__(self, store: CellStore | None, runner: LiveRunner, direction: Direction) -> None:
+        self.store, self.runner, self.direction = store, runner, direction
+        self.done: dict[str, list[str]] = {"delete": [], "replace": [], "restore": []}
+        self.skipped: list[str] = []
+        self.gone: list[str] = []
+        self.failed: list[str] = []
+        self.bindings: list[str] = []
+        self.cells_left = 0
+        self.made: list[Step | Files] = []
+        self.ids: dict[str, str] = {}
+        """Old cell id → the id the cell has now it was put back."""
+        self.current: dict[str, Cell] | None = None
+        self.items = Outcome(direction)
+
+    async def step(self, step: Step, agree: Agree | None) -> None:
         if isinstance(step, LiveRun):
-            if step.run_id in runner.undone:
-                overwrite = await _agreed(agree, runner, step.run_id, True)
-                bindings.append(runner.redo(step.run_id, overwrite=overwrite))
-                changes.append(step)
-            continue
-        if store is None:
-            cells_left += 1
-            continue
-        if current is None:
-            current = {c.id: c for c in (await store.read(max_output_chars=0)).cells}
+            await self._binding(step, agree)
+            return
+        if self.store is None:
+            self.cells_left += 1
+            return
+        if self.current is None:
+            self.current = {c.id: c for c in (await self.store.read(max_output_chars=0)).cells}
         try:
-            if isinstance(step, Reinsert):
-                cell = Cell.model_validate(step.cell)
-                new_id = await store.restore(cell, step.index)
-                ids[cell.id] = new_id
-                current[new_id] = cell.model_copy(update={"id": new_id})
-                made.append(new_id)
-                changes.append(Inserted(new_id, cell.source))
-            elif isinstance(step, Replaced):
-                cell_id = ids.get(step.cell_id, step.cell_id)
-                cell = current.get(cell_id)
-                if cell is None:
-                    gone.append(cell_id)
-                elif cell.source != step.before_source or cell.cell_type != step.before_type:
-                    skipped.append(cell_id)
-                else:
-                    await store.replace(cell_id, source=step.after_source, cell_type=step.after_type)
-                    current[cell_id] = cell.model_copy(update={"source": step.after_source,
-                                                               "cell_type": step.after_type})
-                    edited.append(cell_id)
-                    changes.append(Replaced(cell_id, step.before_source, step.before_type, step.after_source,
-                                            step.after_type))
+            if isinstance(step, Inserted | Restored):
+                await self._delete(self.store, self.current, step.cell_id, step.source)
+            elif isinstance(step, Deleted | Reinsert):
+                await self._restore(self.store, self.current, Cell.model_validate(step.cell), step.index)
             else:
-                cell = current.get(step.cell_id)
-                if cell is None:
-                    gone.append(step.cell_id)
-                elif cell.source != step.source:
-                    skipped.append(step.cell_id)
-                else:
-                    for old, index in await store.delete([step.cell_id]):
-                        changes.append(Deleted(old.model_dump(), index))
-                    del current[step.cell_id]
-                    deleted.append(step.cell_id)
+                await self._replace(self.store, self.current, step)
         except NotebookRefused as exc:
-            failed.append(f"{_undid_cell(step)}: {exc}")
-    files = [c for _, c in turn.changes if isinstance(c, Files)]
-    turn.changes = []
-    for change in [*changes, *files]:
-        turn.record(change)
-    turn.undid = []
-    said = []
-    if made:
-        said.append(f"put back the inserted {_cells(made)}")
-    if edited:
-        said.append(f"changed the source of {_cells(edited)} again")
-    if deleted:
-        said.append(f"deleted {_cells(deleted)} again")
-    parts = [f"Redone in the notebook: {'; '.join(said)}."] if said else []
-    parts += bindings
-    if skipped:
-        parts.append(f"Left as they are, changed since the undo: {', '.join(skipped)}.")
-    if gone:
-        parts.append(f"Already gone: {', '.join(gone)}.")
-    if failed:
-        parts.append(f"Could not redo {'; '.join(failed)}")
-    if cells_left:
-        parts.append(f"{cells_left} cell change{'s' * (cells_left != 1)} not redone: {why_not}")
-    return " ".join(parts).strip() or "Nothing of this turn was left to redo."
+            self.failed.append(f"{_step_cell(step)}: {exc}")
+            self.items.add("failed", "cell", _step_cell(step), str(exc), told=True)
+
+    async def _binding(self, step: LiveRun, agree: Agree | None) -> None:
+        redo = self.direction == "redo"
+        if step.run_id in (self.runner.undone if redo else self.runner.records):
+            overwrite = await _agreed(agree, self.runner, step.run_id, redo)
+            done = self.runner.step(step.run_id, self.direction, overwrite)
+            self.bindings += done.said
+            self.items.items += done.items
+            self.made.append(step)
+
+    async def _delete(self, store: CellStore, current: dict[str, Cell], cell_id: str, source: str) -> None:
+        """Delete the cell the agent made (or the undo put back), if it still reads as it was left."""
+        cell = current.get(cell_id)
+        if self._left(cell_id, cell is None, cell is not None and cell.source != source):
+            return
+        for old, index in await store.delete([cell_id]):
+            self.made.append(Reinsert(old.model_dump(), index) if self.direction == "undo" else
+                             Deleted(old.model_dump(), index))
+        del current[cell_id]
+        self._did("delete", cell_id)
+
+    async def _restore(self, store: CellStore, current: dict[str, Cell], cell: Cell, index: int) -> None:
+        """Put a deleted cell (or one the undo deleted) back at its place, with its outputs."""
+        new_id = await store.restore(cell, index)
+        self.ids[cell.id] = new_id
+        current[new_id] = cell.model_copy(update={"id": new_id})
+        if self.direction == "undo":
+            self.made.append(Restored(new_id, cell.source))
+            self._did("restore", cell.id if new_id == cell.id else f"{cell.id} (now {new_id})")
+        else:
+            self.made.append(Inserted(new_id, cell.source))
+            self._did("restore", new_id)
+
+    async def _replace(self, store: CellStore, current: dict[str, Cell], step: Replaced) -> None:
+        """Write one side of an edit over the other, if the cell still reads as the other side."""
+        undo = self.direction == "undo"
+        cell_id = self.ids.get(step.cell_id, step.cell_id)
+        source, kind = (step.before_source, step.before_type) if undo else (step.after_source, step.after_type)
+        was, was_kind = (step.after_source, step.after_type) if undo else (step.before_source, step.before_type)
+        cell = current.get(cell_id)
+        if self._left(cell_id, cell is None, cell is not None and (cell.source != was or cell.cell_type != was_kind)):
+            return
+        assert cell is not None
+        await store.replace(cell_id, source=source, cell_type=kind)
+        current[cell_id] = cell.model_copy(update={"source": source, "cell_type": kind})
+        self.made.append(step if undo else Replaced(cell_id, *astuple(step)[1:]))
+        self._did("replace", cell_id)
+
+    def _left(self, cell_id: str, gone: bool, edited: bool) -> bool:
+        """Whether the cell is left alone: gone already, or changed by the person since."""
+        if gone:
+            self.gone.append(cell_id)
+            self.items.add("skipped", "cell", cell_id, "already gone", told=True)
+        elif edited:
+            self.skipped.append(cell_id)
+            self.items.add("kept", "cell", cell_id, "changed since", told=True)
+        return gone or edited
+
+    def _did(self, how: str, cell_id: str) -> None:
+        self.done[how].append(cell_id)
+        self.items.add("restored", "cell", cell_id, told=True)
+
+    def outcome(self, why_not: str | None) -> Outcome:
+        """The walk's report, phrased as each direction says it, with its items."""
+        verb = self.direction
+        said = [phrase.format(_cells(self.done[how])) for how, phrase in _SAID[verb] if self.done[how]]
+        parts = [f"{'Undone' if verb == 'undo' else 'Redone'} in the notebook: {'; '.join(said)}."] if said else []
+        parts += self.bindings
+        since = "the agent left them" if verb == "undo" else "the undo"
+        if self.skipped:
+            parts.append(f"Left as they are, changed since {since}: {', '.join(self.skipped)}.")
+        if self.gone:
+            parts.append(f"Already gone: {', '.join(self.gone)}.")
+        if self.failed:
+            parts.append(f"Could not {verb} {'; '.join(self.failed)}")
+        if self.cells_left:
+            n = self.cells_left
+            parts.append(f"{n} cell change{'s' * (n != 1)} not {verb}ne: {why_not}")
+            self.items.add("unavailable", "cell", f"{n} change{'s' * (n != 1)}", why_not or "", told=True)
+        text = " ".join(parts).strip()
+        if text:
+            self.items.said.append(text)
+        return self.items
 
 
-def _undid_cell(step: Reinsert | Replaced | Restored) -> str:
-    return str(step.cell["id"]) if isinstance(step, Reinsert) else step.cell_id
+def _step_cell(step: Inserted | Replaced | Deleted | Reinsert | Restored) -> str:
+    return str(step.cell["id"]) if isinstance(step, Deleted | Reinsert) else step.cell_id
 
 
 def takes_back(turn: Turn, runner: LiveRunner) -> str | None:
@@ -270,24 +292,6 @@ def _count(n: int, noun: str) -> str:
 
 def _cell_of(change: Inserted | Replaced | Deleted) -> str:
     return str(change.cell["id"]) if isinstance(change, Deleted) else change.cell_id
-
-
-def _report(removed: list[str], restored: list[str], put_back: list[str], skipped: list[str], gone: list[str],
-            bindings: list[str]) -> str:
-    said = []
-    if removed:
-        said.append(f"deleted the inserted {_cells(removed)}")
-    if restored:
-        said.append(f"restored the source of {_cells(restored)}")
-    if put_back:
-        said.append(f"put back the deleted {_cells(put_back)}")
-    parts = [f"Undone in the notebook: {'; '.join(said)}."] if said else []
-    parts += bindings
-    if skipped:
-        parts.append(f"Left as they are, changed since the agent left them: {', '.join(skipped)}.")
-    if gone:
-        parts.append(f"Already gone: {', '.join(gone)}.")
-    return " ".join(parts)
 
 
 def _cells(ids: list[str]) -> str:

@@ -23,11 +23,13 @@ import ctypes
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Mapping, MutableMapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ... import id as ids
+from ...undo.change import Change, Conflict, Description
+from ...undo.outcome import Direction, Outcome
 from ...values import CodeError, CodeRun, NamespaceChanges
 from .execute import run_code
 
@@ -132,7 +134,7 @@ class LiveRunner:
         """Runs taken back, which `redo` can put back (the latest `KEEP_RUNS`)."""
 
     async def run(self, code: str, *, timeout_s: float, on_output: Callable[[str], None]) -> CodeRun:
-        namespace: MutableMapping[str, Any] = self.shell.user_ns
+        namespace: dict[str, Any] = self.shell.user_ns
         before = visible(namespace)
         started = time.perf_counter()
         loop = asyncio.get_running_loop()
@@ -141,11 +143,17 @@ class LiveRunner:
 
         def work() -> None:
             ident.append(threading.get_ident())
+            outcome: tuple[Any, CodeError | None, Any]
             try:
                 outcome = run_code(code, namespace, shell=self.shell, on_output=on_output)
             except BaseException as exc:  # an interrupt landing outside the code itself
                 outcome = (None, CodeError(ename=type(exc).__name__, evalue=str(exc), traceback=""), None)
-            loop.call_soon_threadsafe(lambda: done.done() or done.set_result(outcome))
+
+            def finish() -> None:
+                if not done.done():
+                    done.set_result(outcome)
+
+            loop.call_soon_threadsafe(finish)
 
         thread = threading.Thread(target=work, name="opencode-nb-python", daemon=True)
         thread.start()
@@ -204,46 +212,46 @@ class LiveRunner:
         `overwrite` names them (the person said yes)."""
         if not self.records:
             return "There is no agent change to the namespace left to undo."
-        if run_id is None:
-            run_id = next(reversed(self.records))
-        if run_id not in self.records:
-            return f"The run {run_id} was already undone, or is too old to undo."
-        kept = [n for n in self.changed_since(run_id) if n not in overwrite]
-        record = self.records.pop(run_id)
-        self.undone[run_id] = record
-        while len(self.undone) > KEEP_RUNS:
-            self.undone.popitem(last=False)
-        restored, removed = self._bind(record.before(), kept)
-        said = []
-        if removed:
-            said.append(f"removed {', '.join(removed)}")
-        if restored:
-            said.append(f"restored {', '.join(restored)}")
-        text = "Undone: " + "; ".join(said) + "." if said else "Nothing to undo."
-        if kept:
-            text += f" Left as you rebound them since: {', '.join(kept)}."
-        if record.mutated:
-            text += f" Changes made in place to {', '.join(record.mutated)} cannot be undone."
-        return text
+        return self.step(run_id or next(reversed(self.records)), "undo", overwrite).text()
 
     def redo(self, run_id: str, *, overwrite: Collection[str] = ()) -> str:
         """Bind again what an undone run had bound; names the person rebound since the undo are left alone and
         said so, unless `overwrite` names them."""
-        if run_id not in self.undone:
-            return f"The run {run_id} is not undone, or is too old to redo."
-        kept = [n for n in self.changed_since(run_id, redo=True) if n not in overwrite]
-        record = self.undone.pop(run_id)
-        self.records[run_id] = record
-        rebound, removed = self._bind(record.left(), kept)
-        said = []
-        if rebound:
-            said.append(f"bound {', '.join(rebound)} again")
-        if removed:
-            said.append(f"removed {', '.join(removed)} again")
-        text = "Redone: " + "; ".join(said) + "." if said else "Nothing to redo."
+        return self.step(run_id, "redo", overwrite).text()
+
+    def step(self, run_id: str, direction: Direction, overwrite: Collection[str] = ()) -> Outcome:
+        """Undo or redo one run: the same walk over its bindings, to what was there before it or to what it
+        left, the record moving between `records` and `undone`."""
+        undo = direction == "undo"
+        source, target = (self.records, self.undone) if undo else (self.undone, self.records)
+        done = Outcome(direction)
+        if run_id not in source:
+            why = "was already undone, or is too old to undo" if undo else "is not undone, or is too old to redo"
+            done.add("skipped", "binding", run_id, why, told=True)
+            done.said.append(f"The run {run_id} {why}.")
+            return done
+        kept = [n for n in self.changed_since(run_id, redo=not undo) if n not in overwrite]
+        record = target[run_id] = source.pop(run_id)
+        while len(self.undone) > KEEP_RUNS:
+            self.undone.popitem(last=False)
+        bound, removed = self._bind(record.before() if undo else record.left(), kept)
+        for name in (*bound, *removed):
+            done.add("restored", "binding", name, told=True)
+        for name in kept:
+            done.add("kept", "binding", name, "you rebound it since", told=True)
+        again = "" if undo else " again"
+        said = [f"removed {', '.join(removed)}{again}" if removed else "",
+                f"{'restored' if undo else 'bound'} {', '.join(bound)}{again}" if bound else ""]
+        said = [s for s in (said if undo else said[::-1]) if s]
+        text = f"{'Undone' if undo else 'Redone'}: " + "; ".join(said) + "." if said else f"Nothing to {direction}."
         if kept:
             text += f" Left as you rebound them since: {', '.join(kept)}."
-        return text
+        if undo and record.mutated:
+            text += f" Changes made in place to {', '.join(record.mutated)} cannot be undone."
+            for name in record.mutated:
+                done.add("unavailable", "binding", name, "changed in place", told=True)
+        done.said.append(text)
+        return done
 
     def _bind(self, bindings: Mapping[str, Any], kept: Collection[str]) -> tuple[list[str], list[str]]:
         """Make the namespace hold `bindings` (`_GONE`: unbound), but for the `kept` names: (bound, removed)."""
@@ -260,6 +268,46 @@ class LiveRunner:
                 namespace[name] = value
                 bound.append(name)
         return bound, removed
+
+
+class BindingChange(Change):
+    """A live run's bindings as one undoable change: a name the person rebound since is their conflict."""
+
+    def __init__(self, runner: LiveRunner, run_id: str) -> None:
+        self.runner, self.run_id = runner, run_id
+
+    @property
+    def description(self) -> Description:
+        return Description("binding", self.run_id)
+
+    async def conflicts(self, direction: Direction) -> list[Conflict]:
+        redo = direction == "redo"
+        return [binding_conflict(self.runner, self.run_id, name, redo)
+                for name in self.runner.changed_since(self.run_id, redo=redo)]
+
+    async def apply(self, direction: Direction, overwrite: Collection[str]) -> Outcome:
+        return self.runner.step(self.run_id, direction, overwrite)
+
+
+def binding_conflict(runner: LiveRunner, run_id: str, name: str, redo: bool) -> Conflict:
+    """`name` rebound by the person since the run (or its undo), with what the undo (or redo) would bind."""
+    record = (runner.undone if redo else runner.records)[run_id]
+    target = (record.left() if redo else record.before())[name]
+    now = runner.shell.user_ns.get(name, "<unbound>")
+    when = "the undo" if redo else "the agent's run"
+    verb = "redo" if redo else "undo"
+    diff = f"--- {name} now (yours)\n+++ {name} after the {verb}\n-{_short(now)}\n+{_short(target)}\n"
+    return Conflict(path=name, diff=diff, reason=f"you rebound {name} after {when}; the {verb} would bind it "
+                                                 "over your value")
+
+
+def _short(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    text = " ".join(text.split())
+    return text if len(text) <= 200 else text[:199] + "…"
 
 
 async def _interrupt(thread: threading.Thread, ident: list[int], done: asyncio.Future[Any]) -> None:
