@@ -24,23 +24,26 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import secrets
-from .agent import AgentRegistry
+from .agent.registry import AgentRegistry
 from .bus import Bus
-from .checkpoint import Checkpoints, Confirm, UndoReport
-from .checkpoint import redo as redo_turns
-from .checkpoint import undo as undo_turns
-from .command import CommandRunner
-from .config import ConfigWarning, LoadedConfig
+from .checkpoint.records import Confirm, UndoReport
+from .checkpoint.service import Checkpoints
+from .checkpoint.undo import redo as redo_turns
+from .checkpoint.undo import undo as undo_turns
+from .command.runner import CommandRunner
 from .config.guard import Held, settle_config
+from .config.load import ConfigWarning, LoadedConfig
 from .config.loosen import Effective
 from .config.skills import Skills
 from .errors import NotFoundError, OpencodeNbError
-from .mcp import McpServers, secret_values
-from .permission import PermissionAsked, PermissionReplied, PermissionRequest, PermissionService, Reply
+from .mcp.entries import secret_values
+from .mcp.servers import McpServers
+from .permission.events import PermissionAsked, PermissionReplied, PermissionRequest, Reply
+from .permission.service import PermissionService
 from .permission.unattended import decide, policy_from_env
 from .provider.registry import ProviderRegistry
-from .question import QuestionAsked, QuestionReplied, QuestionRequest, QuestionService
-from .question.service import Answers, unattended_answers
+from .question.events import QuestionAsked, QuestionReplied, QuestionRequest
+from .question.service import Answers, QuestionService, unattended_answers
 from .sandbox import caches, private
 from .sandbox.policy import BWRAP_ENV, ShellSandbox, caller_network_rules
 from .sandbox.protected import Protected
@@ -374,8 +377,7 @@ class _UnattendedLog:
             self.asked[event.request.id] = event.request
             return
         request = self.asked.pop(event.request_id, None)
-        reason = event.reason or ""
-        if request is None or "by policy" not in reason or not self._in_tree(event.session_id):
+        if request is None or event.decided_by != "policy" or not self._in_tree(event.session_id):
             return
         if isinstance(request, PermissionRequest):
             subject = f"{request.permission} {', '.join(request.patterns)}".strip()
@@ -383,9 +385,10 @@ class _UnattendedLog:
             kind: Literal["permission", "question"] = "permission"
         else:
             subject = " / ".join(q.question for q in request.questions)
-            outcome = "dismissed" if reason.startswith("dismissed") else "answered"
+            answered = isinstance(event, QuestionReplied) and event.answers is not None
+            outcome = "answered" if answered else "dismissed"
             kind = "question"
-        self.decisions.append(UnattendedDecision(kind, event.session_id, subject, outcome, reason))
+        self.decisions.append(UnattendedDecision(kind, event.session_id, subject, outcome, event.reason or ""))
 
     def _in_tree(self, session_id: str) -> bool:
         try:

@@ -58,3 +58,27 @@ def test_an_invalid_config_fails_before_anything_is_opened(tmp_path, env):
     with pytest.raises(ConfigError, match=r"opencode.yaml:2 permission.edit: 'sometimes' is not one of"):
         Workspace(tmp_path, data_dir=tmp_path / "d", env=env)
     assert not (tmp_path / "d" / "sessions").exists()
+
+
+def test_a_prompt_lists_the_asks_the_policy_decided_by_who_decided_not_by_the_wording(tmp_path, env):
+    from opencode_nb.permission.events import PermissionAsked, PermissionReplied, PermissionRequest
+    from opencode_nb.question.events import QuestionAsked, QuestionInfo, QuestionReplied, QuestionRequest
+    from opencode_nb.workspace import _UnattendedLog
+
+    with Workspace(tmp_path, data_dir=tmp_path / "d", env=env) as ws:
+        session = ws.sessions.create(str(ws.directory))
+        ask = [PermissionRequest(id=f"per_{n}", session_id=session.id, agent="build", permission="bash",
+                                 patterns=[f"make {n}"]) for n in range(2)]
+        question = QuestionRequest(id="que_1", session_id=session.id, questions=[QuestionInfo(question="Which?")])
+        with _UnattendedLog(ws, session.id) as decisions:
+            for request in ask:
+                ws.bus.publish(PermissionAsked(request=request))
+            ws.bus.publish(QuestionAsked(request=question))
+            ws.bus.publish(PermissionReplied(session_id=session.id, request_id="per_0", reply="once",
+                                             reason="as if by policy: a person said yes", decided_by="person"))
+            ws.bus.publish(PermissionReplied(session_id=session.id, request_id="per_1", reply="reject",
+                                             reason="nobody was there", decided_by="policy"))
+            ws.bus.publish(QuestionReplied(session_id=session.id, request_id="que_1", answers=[["A"]],
+                                           reason="chosen for you", decided_by="policy"))
+        assert [(d.kind, d.subject, d.outcome) for d in decisions] == [
+            ("permission", "bash make 1", "refused"), ("question", "Which?", "answered")]

@@ -150,11 +150,6 @@ class SkillSet:
         return next((s for s in self.skills if s.name == name), None)
 
 
-def skill_folders(directory: Path, global_dir: Path) -> list[Path]:
-    """Every folder that may hold skills for `directory`, farthest (lowest precedence) first, existing or not."""
-    return [folder for folder, _ in _folders(directory, global_dir)]
-
-
 def _folders(directory: Path, global_dir: Path) -> list[tuple[Path, bool]]:
     """Each folder that may hold skills, and whether it lies above a working directory outside any repository,
     where anyone may have made it (`/tmp/.claude/skills`): its skills load only when they are the person's own."""

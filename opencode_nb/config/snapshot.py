@@ -46,9 +46,6 @@ class Snapshot(BaseModel):
             h.update(f"{copy.kind}\0{copy.name}\0{copy.path}\0{copy.sha256}\n".encode())
         return h.hexdigest()
 
-    def copy_of(self, path: Path) -> FileCopy | None:
-        return next((c for c in self.files if c.path == str(path)), None)
-
 
 def take_snapshot(directory: Path, root: Path, global_dir: Path, extra: Path | None) -> Snapshot:
     """What the configuration files of `directory` hold now (one read of each, at most MAX_CONFIG_BYTES)."""

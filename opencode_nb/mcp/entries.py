@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import LoadedConfig
+from ..config.load import DEFAULTS_SOURCE, OVERRIDES_SOURCE, LoadedConfig
 from ..config.schema import McpConfig
 from ..secrets import looks_secret
 from .code import ServerCode, server_code
@@ -24,7 +24,7 @@ from .code import ServerCode, server_code
 SECRET_FIELDS = ("headers", "environment")
 """The parts of an entry whose values are secrets: masked in listings, redacted in output."""
 
-PERSON_SOURCES = ("<defaults>", "<workspace config>")
+PERSON_SOURCES = (DEFAULTS_SOURCE, OVERRIDES_SOURCE)
 """Sources that are not files of the project: built in, or passed by the person's own code."""
 
 

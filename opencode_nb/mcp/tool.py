@@ -28,7 +28,7 @@ from typing import Any
 import mcp_types as types
 
 from ..errors import ToolError
-from ..permission import evaluate
+from ..permission.rules import evaluate
 from ..provider.request import ToolSpec
 from ..sandbox.protected import undo_note
 from ..sandbox.treatment import SandboxedProcess
@@ -100,6 +100,7 @@ class McpTool(Tool[Any]):
     """One tool of one server; `client` is looked up at call time, so a restarted server is the one called."""
 
     params = dict  # type: ignore[assignment]  # the server validates; see `run`
+    kind = "mcp"
 
     def __init__(self, tool_id: str, server: str, tool: types.Tool, client: Callable[[], ServerClient],
                  process: Callable[[], SandboxedProcess | None] = lambda: None) -> None:

@@ -3,8 +3,8 @@ shape of the call that starts one."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from collections.abc import Awaitable
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,11 +12,25 @@ from ..bus import Event
 
 Reply = Literal["once", "always", "reject"]
 
-Ask = Callable[..., Awaitable[None]]
-"""A tool call's way to ask: `await ask(permission, patterns, always=None, metadata=None, *, always_ask=False)`
-(`PermissionService.ask` bound to the session, the agent and its ruleset). It lives here, with the events,
-because the tools and the sandbox import this small module when the permission package may still be loading
-on another thread (the kernel builds its workspace on one)."""
+DecidedBy = Literal["person", "grant", "policy", "timeout", "stop", "close"]
+"""Who answered an ask: the person; an "always" grant the person just gave (a request waiting beside the one
+answered); the unattended policy of a run with nobody present; the timeout; the run's stop; the service
+closing. Code that treats an answer by who gave it reads this, never the `reason` text, which is for people."""
+
+
+class Ask(Protocol):
+    """A tool call's way to ask (`PermissionService.ask` bound to the session, the agent and its ruleset).
+
+    It lives here, with the events, because the tools and the sandbox import this small module when the
+    permission package may still be loading on another thread (the kernel builds its workspace on one).
+    """
+
+    def __call__(self, permission: str, patterns: list[str], always: list[str] | None = None,
+                 metadata: dict[str, Any] | None = None, *, always_ask: bool = False) -> Awaitable[None]:
+        """Return when the call may go ahead; raise `DeniedError`, `RejectedError`, `CorrectedError` or
+        `PolicyRefusedError` otherwise. `always` is what an "always" answer grants; `metadata` is what the
+        person sees (a diff, a command); `always_ask` asks even where the rules allow."""
+        ...
 
 
 class ToolRef(BaseModel):
@@ -52,3 +66,4 @@ class PermissionReplied(Event):
     message: str | None = None
     reason: str | None = None
     """Why it was answered without a person (policy, timeout, workspace closed), for transcripts."""
+    decided_by: DecidedBy = "person"

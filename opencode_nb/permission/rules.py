@@ -140,7 +140,8 @@ class Ruleset(list[Rule]):
         super().__delitem__(index)
         self._changed()
 
-    def __iadd__(self, rules: Iterable[Rule]) -> Self:  # type: ignore[override]
+    # mypy holds `__iadd__` returning Self against list.__add__ returning a list; list itself does the same.
+    def __iadd__(self, rules: Iterable[Rule]) -> Self:  # type: ignore[override,misc]
         self.extend(rules)
         return self
 

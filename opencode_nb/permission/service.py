@@ -36,7 +36,7 @@ from .. import id as ids
 from ..bus import Bus
 from ..errors import CorrectedError, DeniedError, NotFoundError, PolicyRefusedError, RejectedError
 from ..handoff import run_on
-from .events import PermissionAsked, PermissionReplied, PermissionRequest, Reply, ToolRef
+from .events import DecidedBy, PermissionAsked, PermissionReplied, PermissionRequest, Reply, ToolRef
 from .rules import Action, Grant, Rule, Ruleset, as_ruleset, evaluate
 from .wildcard import wildcard_match
 
@@ -156,7 +156,7 @@ class PermissionService:
             await pending.future
         except asyncio.CancelledError:
             if self._take(request.id) is not None:  # stopped while waiting: close the prompt
-                self._publish(request, "reject", reason="aborted")
+                self._publish(request, "reject", reason="aborted", decided_by="stop")
             raise
         finally:
             if timer is not None:
@@ -164,9 +164,9 @@ class PermissionService:
 
     def _decide_by_policy(self, request: PermissionRequest, decision: Action) -> None:
         if decision == "allow":
-            self._publish(request, "once", reason="allowed by policy: nobody is present to ask")
+            self._publish(request, "once", reason="allowed by policy: nobody is present to ask", decided_by="policy")
             return
-        self._publish(request, "reject", reason="refused by policy: nobody is present to ask")
+        self._publish(request, "reject", reason="refused by policy: nobody is present to ask", decided_by="policy")
         raise PolicyRefusedError(
             f"Permission for {request.permission} {', '.join(request.patterns)} was refused: this run has "
             "nobody to approve it and its policy refuses what it would have to ask for. Do without it, "
@@ -206,7 +206,7 @@ class PermissionService:
             for other in self._take_where(
                 lambda p: p.root == pending.root and p.request.agent == request.agent and self._now_allowed(p)
             ):
-                self._publish(other.request, "always")
+                self._publish(other.request, "always", decided_by="grant")
                 run_on(other.loop, _succeed, other.future)
 
     def _now_allowed(self, pending: _Pending) -> bool:
@@ -219,7 +219,7 @@ class PermissionService:
     def _expire(self, request_id: str) -> None:
         pending = self._take(request_id)
         if pending is not None:
-            self._publish(pending.request, "reject", reason="timeout")
+            self._publish(pending.request, "reject", reason="timeout", decided_by="timeout")
             _fail(pending.future, RejectedError(
                 f"Nobody answered the permission request within {self.timeout_s:g} s, so the call was not made."
             ))
@@ -241,7 +241,7 @@ class PermissionService:
             run_on(pending.loop, self._close_one, pending)
 
     def _close_one(self, pending: _Pending) -> None:
-        self._publish(pending.request, "reject", reason="closed")
+        self._publish(pending.request, "reject", reason="closed", decided_by="close")
         _fail(pending.future, RejectedError("The workspace was closed before the request was answered."))
 
     def _root(self, session_id: str) -> str:
@@ -279,9 +279,9 @@ class PermissionService:
         return chosen
 
     def _publish(self, request: PermissionRequest, reply: Reply, *, message: str | None = None,
-                 reason: str | None = None) -> None:
+                 reason: str | None = None, decided_by: DecidedBy = "person") -> None:
         self.bus.publish(PermissionReplied(session_id=request.session_id, request_id=request.id, reply=reply,
-                                           message=message, reason=reason))
+                                           message=message, reason=reason, decided_by=decided_by))
 
 
 def _succeed(future: asyncio.Future[None]) -> None:

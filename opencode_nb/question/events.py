@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..bus import Event
-from ..permission.events import ToolRef
+from ..permission.events import DecidedBy, ToolRef
 
 
 class QuestionOption(BaseModel):
@@ -46,3 +46,5 @@ class QuestionReplied(Event):
     answers: list[list[str]] | None = None
     """One list of chosen labels or free text per question; None when rejected."""
     reason: str | None = None
+    """Why it was answered or dismissed without a person's answer, for transcripts."""
+    decided_by: DecidedBy = "person"

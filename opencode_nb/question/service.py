@@ -19,7 +19,7 @@ from .. import id as ids
 from ..bus import Bus
 from ..errors import NotFoundError, PolicyRefusedError, RejectedError
 from ..handoff import run_on
-from ..permission.events import ToolRef
+from ..permission.events import DecidedBy, ToolRef
 from .events import QuestionAsked, QuestionInfo, QuestionReplied, QuestionRequest
 
 Answers = list[list[str]]
@@ -62,13 +62,15 @@ class QuestionService:
             if answers is False:
                 self.bus.publish(QuestionAsked(request=request))
                 self.bus.publish(QuestionReplied(session_id=session_id, request_id=request.id,
-                                                 reason="dismissed by policy: nobody is present to answer"))
+                                                 reason="dismissed by policy: nobody is present to answer",
+                                                 decided_by="policy"))
                 raise PolicyRefusedError(DISMISSED_BY_POLICY)
             if answers is not None:
                 answers = normalize(request, answers)
                 self.bus.publish(QuestionAsked(request=request))
                 self.bus.publish(QuestionReplied(session_id=session_id, request_id=request.id, answers=answers,
-                                                 reason="answered by policy: nobody is present to ask"))
+                                                 reason="answered by policy: nobody is present to ask",
+                                                 decided_by="policy"))
                 return answers
         loop = asyncio.get_running_loop()
         pending = _Pending(request, loop.create_future(), loop)
@@ -79,7 +81,8 @@ class QuestionService:
             return await pending.future
         except asyncio.CancelledError:
             if self._take(request.id) is not None:
-                self.bus.publish(QuestionReplied(session_id=session_id, request_id=request.id, reason="aborted"))
+                self.bus.publish(QuestionReplied(session_id=session_id, request_id=request.id, reason="aborted",
+                                                 decided_by="stop"))
             raise
 
     def reply(self, request_id: str, answers: Sequence[Sequence[str] | str]) -> None:
@@ -100,14 +103,14 @@ class QuestionService:
                 raise NotFoundError("question request", request_id, "it was already answered or dismissed")
             normalized = normalize(pending.request, answers)
             del self._pending[request_id]
-        run_on(pending.loop, self._finish, pending, normalized, None)
+        run_on(pending.loop, self._finish, pending, normalized, None, "person")
 
     def reject(self, request_id: str, reason: str | None = None) -> None:
         """Dismiss a pending request: the asking tool fails with `RejectedError`. Safe from any thread."""
         pending = self._take(request_id)
         if pending is None:
             raise NotFoundError("question request", request_id, "it was already answered or dismissed")
-        run_on(pending.loop, self._finish, pending, None, reason or "dismissed")
+        run_on(pending.loop, self._finish, pending, None, reason or "dismissed", "person")
 
     def pending(self, session_id: str | None = None) -> list[QuestionRequest]:
         """Requests still waiting, oldest first; only `session_id`'s when given."""
@@ -121,12 +124,12 @@ class QuestionService:
             items = list(self._pending.values())
             self._pending.clear()
         for pending in items:
-            run_on(pending.loop, self._finish, pending, None, "closed")
+            run_on(pending.loop, self._finish, pending, None, "closed", "close")
 
-    def _finish(self, pending: _Pending, answers: Answers | None, reason: str | None) -> None:
+    def _finish(self, pending: _Pending, answers: Answers | None, reason: str | None, decided_by: DecidedBy) -> None:
         request = pending.request
         self.bus.publish(QuestionReplied(session_id=request.session_id, request_id=request.id, answers=answers,
-                                         reason=reason))
+                                         reason=reason, decided_by=decided_by))
         if pending.future.done():
             return
         if answers is None:

@@ -20,11 +20,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from ..agent import AgentInfo
+from ..agent.info import AgentInfo
 from ..errors import OpencodeNbError, ProviderError
-from ..permission import merge
 from ..permission.events import ToolRef
-from ..permission.rules import as_ruleset, disabled, evaluate, wildcard_match
+from ..permission.rules import as_ruleset, disabled, evaluate, merge, wildcard_match
 from ..provider.request import LLMMessage, LLMRequest, TextBlock
 from ..provider.retry import RetryPolicy
 from ..sandbox.policy import SandboxCall, caller_network_rules
@@ -39,7 +38,7 @@ from .model_choice import DEFAULT_MODEL, model_for
 from .models import AssistantMessage, CompactionPart, MessageWithParts, Part, TextPart, ToolPart, UserMessage, now
 from .processor import Processor, StepResult
 from .reminders import plan_path, reminders
-from .run_state import RunState
+from .run_state import RunState, StepSetup
 from .runlog import RunLog
 from .subtask import SubtaskRunner
 from .title import TitleWriter
@@ -137,12 +136,6 @@ class SessionLoop:
         else:  # stopped: read what the run left behind
             answers = [m for m in deps.sessions.messages(session_id) if m.message.id > user.id]
         return Exchange(user, final, answers)
-
-    async def resume(self, session_id: str) -> AssistantMessage | None:
-        """Run the session from its stored state (after a restart, or for a message added directly)."""
-        async with self._lock(session_id):
-            final, _ = await self._start(session_id)
-            return final
 
     def abort(self, session_id: str) -> bool:
         """Stop the session's run, if any. Returns whether something was running."""
@@ -251,8 +244,8 @@ class SessionLoop:
             ruleset = merge(agent.permission, deps.sessions.get(state.session_id).permission)
             tools_now = self.tools_for(agent, ruleset, user)
             specs = [t.spec_for(agent, deps.agents) for t in tools_now.values()]
-            setup = (ruleset, tools_now, self._system(state, agent, model_id, user),
-                     reminders(deps.sessions, state, agent), specs)
+            setup = StepSetup(ruleset, tools_now, self._system(state, agent, model_id, user),
+                              reminders(deps.sessions, state, agent), specs)
             state.setup[key] = setup
         ruleset, tools, system_blocks, notes, specs = setup
         attempt = 0
@@ -283,7 +276,7 @@ class SessionLoop:
                 message=assistant,
                 model=model,
                 tools=tools,
-                make_context=lambda part, a=agent, r=ruleset, m=model_id: self._context(state, user, part, a, r, m),
+                make_context=partial(self._context, state, user, agent=agent, ruleset=ruleset, model_id=model_id),
                 ask_doom_loop=partial(self._ask_doom_loop, state.session_id, agent),
                 tools_allowed=not last_step,
                 recent_calls=state.recent_calls,

@@ -279,4 +279,3 @@ class MessageWithParts(Frozen):
 
 message_adapter: TypeAdapter[UserMessage | AssistantMessage] = TypeAdapter(Message)
 part_adapter: TypeAdapter[Any] = TypeAdapter(Part)
-session_adapter: TypeAdapter[Session] = TypeAdapter(Session)

@@ -4,10 +4,30 @@ subtasks) share it, so it lives apart from all of them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .history import History
 from .runlog import RunLog
+
+if TYPE_CHECKING:
+    from ..permission.rules import Ruleset
+    from ..provider.request import ToolSpec
+    from ..tool.base import Tool
+
+
+class StepSetup(NamedTuple):
+    """What an agent's steps for one user message share until the tool registry changes: computed once."""
+
+    ruleset: Ruleset
+    """The agent's rules, then the session's."""
+    tools: dict[str, Tool[Any]]
+    """The tools the agent is offered, by id."""
+    system: list[str]
+    """The system blocks of every request."""
+    reminders: list[str]
+    """Notes added after the history (the plan agent's reminder)."""
+    specs: list[ToolSpec]
+    """What the provider is told about each of `tools`, as the agent sees them."""
 
 
 @dataclass
@@ -20,9 +40,8 @@ class RunState:
     recent_calls: list[str] = field(default_factory=list)
     environment: dict[str, str] = field(default_factory=dict)
     instructions: list[str] | None = None
-    setup: dict[tuple[str, str, int], tuple[Any, ...]] = field(default_factory=dict)
-    """Per (agent, user message, tool registry version): ruleset, tools, system blocks, reminders and tool specs,
-    which its steps share until the registry changes."""
+    setup: dict[tuple[str, str, int], StepSetup] = field(default_factory=dict)
+    """Per (agent, user message, tool registry version): what its steps share until the registry changes."""
     cost: float = 0.0
     """Spent in this run; added to the session once, when the run ends."""
 

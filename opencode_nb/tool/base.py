@@ -49,7 +49,8 @@ from ..values import Attachment
 from .context import Ask, TodoStore, ToolContext, Update
 
 if TYPE_CHECKING:
-    from ..agent import AgentInfo, AgentRegistry
+    from ..agent.info import AgentInfo
+    from ..agent.registry import AgentRegistry
 
 __all__ = ["MAX_ARGUMENT_CHARS", "MAX_ARGUMENT_DEPTH", "MAX_OUTPUT_BYTES", "MAX_OUTPUT_LINES", "Ask", "TodoStore",
            "Tool", "ToolContext", "ToolResult", "Update", "argument_problem", "storable_arguments", "well_formed"]
@@ -73,6 +74,10 @@ OUTPUT_FOLDER = "tool-output"
 """Under `ctx.data_dir`; agents' default rules let them read it even though it is outside the workspace."""
 
 P = TypeVar("P", bound=BaseModel)
+
+ToolKind = Literal["builtin", "mcp", "function"]
+"""Where a tool comes from: shipped with the package, offered by an MCP server, or a person's function. Code
+that treats tools by origin reads `Tool.kind`; `tool/` cannot import the MCP layer above it to ask."""
 
 @dataclass(frozen=True)
 class ToolResult:
@@ -129,6 +134,7 @@ class Tool(Generic[P]):
     id: ClassVar[str]
     """The name the model sees; the description is `<id>.txt` beside the module."""
     params: ClassVar[type[BaseModel]]
+    kind: ClassVar[ToolKind] = "builtin"
 
     @property
     def description(self) -> str:
@@ -354,14 +360,6 @@ def _description(module: str, tool_id: str) -> str:
     return files(package).joinpath(f"{tool_id}.txt").read_text(encoding="utf-8").strip()
 
 
-def resolve_path(ctx: ToolContext, raw: str) -> Path:
-    """The absolute path the model meant, with `~`, `..` and symlinks resolved."""
-    path = Path(raw).expanduser()
-    if not path.is_absolute():
-        path = ctx.directory / path
-    return path.resolve()
-
-
 def workspace_root(ctx: ToolContext) -> Path:
     return ctx.directory.resolve()
 
@@ -382,16 +380,6 @@ def folder_pattern(folder: Path) -> str:
     """`<folder>/*`, the pattern an `external_directory` rule or grant matches."""
     text = folder.as_posix().rstrip("/")
     return f"{text}/*"
-
-
-async def ask_external(ctx: ToolContext, path: Path, *, is_dir: bool | None = None) -> None:
-    """A path outside the workspace also needs `external_directory` for its folder (the path itself if a dir)."""
-    if inside(path, workspace_root(ctx)):
-        return
-    folder = path if (path.is_dir() if is_dir is None else is_dir) else path.parent
-    pattern = folder_pattern(folder)
-    await ctx.ask("external_directory", [pattern], always=[pattern],
-                  metadata={"path": str(path), "directory": str(folder)})
 
 
 def dumps(value: Any) -> str:

@@ -57,7 +57,7 @@ from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, TypeAdapte
 from pydantic.json_schema import PydanticJsonSchemaWarning
 
 from ..errors import ToolError
-from ..permission import evaluate
+from ..permission.rules import evaluate
 from ..provider.request import ToolSpec
 from ..values import Attachment, CodeError, CodeRun
 from .base import Tool, ToolContext, ToolResult, argument_problem, for_person, truncate, unusable_arguments
@@ -301,6 +301,7 @@ class FunctionTool(Tool[Any]):
     function can no longer be called (deleted from the namespace), or None while it is there."""
 
     params = dict  # type: ignore[assignment]  # validated by `arguments`, built from the signature
+    kind = "function"
 
     def __init__(self, function: Callable[..., Any], *, name: str | None = None, description: str | None = None,
                  timeout_s: float | None = None, caller: Caller | None = None,

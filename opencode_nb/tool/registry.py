@@ -48,8 +48,8 @@ class ToolRegistry:
 
         made = function if isinstance(function, FunctionTool) else FunctionTool.marked(function, **options)
         taken = self._tools.get(made.id)
-        if taken is not None and not isinstance(taken, FunctionTool):
-            kind = "an MCP server's tool" if type(taken).__name__ == "McpTool" else "a built-in tool"
+        if taken is not None and taken.kind != "function":
+            kind = "an MCP server's tool" if taken.kind == "mcp" else "a built-in tool"
             raise ValueError(f"`{made.id}` is the name of {kind}; a function may not replace it. Rename the "
                              f"function, or give the tool another name (name=\"my_{made.id}\")")
         self._tools[made.id] = made

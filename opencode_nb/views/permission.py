@@ -15,7 +15,7 @@ import ipywidgets as widgets
 
 from ..errors import NotFoundError
 from ..permission.events import PermissionReplied, PermissionRequest, Reply
-from .asks import always_note, permission_html, permission_record_html, permission_record_text
+from .asks import always_note, permission_html, permission_record_html
 from .colors import MUTED
 from .markdown import escape
 from .widget_tree import close_tree
@@ -81,10 +81,5 @@ class PermissionPromptView:
     def record_html(self) -> str:
         assert self.answered is not None
         return permission_record_html(self.request, self.answered.reply, message=self.answered.message,
-                                      reason=self.answered.reason)
-
-    def record_text(self) -> str:
-        assert self.answered is not None
-        return permission_record_text(self.request, self.answered.reply, message=self.answered.message,
                                       reason=self.answered.reason)
 

@@ -15,7 +15,7 @@ import ipywidgets as widgets
 
 from ..errors import NotFoundError
 from ..question.events import QuestionReplied, QuestionRequest
-from .asks import question_record_html, question_record_text
+from .asks import question_record_html
 from .markdown import escape
 from .render import icon_html
 from .widget_tree import close_tree
@@ -115,7 +115,3 @@ class QuestionPromptView:
     def record_html(self) -> str:
         assert self.answered is not None
         return question_record_html(self.request, self.answered.answers, self.answered.reason)
-
-    def record_text(self) -> str:
-        assert self.answered is not None
-        return question_record_text(self.request, self.answered.answers, self.answered.reason)

@@ -436,3 +436,50 @@ async def test_an_always_grant_counts_for_a_named_only_permission():
     await first
     await svc.ask("b", "build", "agent_config", ["AGENTS.md"], ruleset=rules)  # the child session: no ask
     assert svc.pending() == []
+
+
+# ---------------------------------------------------------------------------------------------- who decided
+
+def decided(events):
+    return [(e.reply, e.decided_by) for e in events if e.type == "permission.replied"]
+
+
+async def test_an_answer_by_the_policy_says_so_in_a_field_not_only_in_its_reason():
+    svc, events = service(policy=lambda request: "allow")
+    await svc.ask("a", "build", "bash", ["make"], ruleset=ASK_BASH)
+    refusing, refused = service(policy=lambda request: "deny")
+    with pytest.raises(PolicyRefusedError):
+        await refusing.ask("a", "build", "bash", ["make"], ruleset=ASK_BASH)
+    assert decided(events) == [("once", "policy")] and decided(refused) == [("reject", "policy")]
+
+
+async def test_a_persons_answer_is_the_persons_and_the_requests_its_grant_answers_are_the_grants():
+    svc, events = service(tree=Tree())
+    first, second = start(svc, session="a"), start(svc, session="b")
+    one, _ = await asked(svc, 2)
+    svc.reply(one.id, "always")
+    await asyncio.gather(first, second)
+    assert decided(events) == [("always", "person"), ("always", "grant")]
+    later = start(svc, patterns=("cargo build",), always=())
+    [request] = await asked(svc)
+    svc.reply(request.id, "reject", "not now")
+    with pytest.raises(CorrectedError):
+        await later
+    assert decided(events)[-1] == ("reject", "person")
+
+
+async def test_a_timeout_a_stop_and_closing_each_name_themselves():
+    timed, timed_events = service(timeout_s=0.05)
+    with pytest.raises(RejectedError):
+        await timed.ask("a", "build", "bash", ["make"], ruleset=ASK_BASH)
+    svc, events = service()
+    stopped = start(svc)
+    await asked(svc)
+    await cancel(stopped)
+    closed = start(svc, patterns=("ls",))
+    await asked(svc)
+    svc.close()
+    with pytest.raises(RejectedError):
+        await closed
+    assert decided(timed_events) == [("reject", "timeout")]
+    assert decided(events) == [("reject", "stop"), ("reject", "close")]

@@ -36,8 +36,8 @@ async def asked(service: QuestionService, count: int = 1):
 def test_the_question_package_exports_its_contract():
     import opencode_nb.question as question
 
-    assert set(question.__all__) == {"Answers", "Policy", "QuestionAsked", "QuestionInfo", "QuestionOption",
-                                     "QuestionReplied", "QuestionRequest", "QuestionService"}
+    assert set(question.__all__) == {"QuestionAsked", "QuestionInfo", "QuestionOption", "QuestionReplied",
+                                     "QuestionService"}
 
 
 async def test_ask_publishes_the_request_and_waits_for_the_reply(bus, events):
@@ -162,3 +162,28 @@ async def test_a_policy_returning_none_leaves_the_question_to_a_person(bus):
     [request] = await asked(service)
     service.reply(request.id, [["Blue"]])
     assert await task == [["Blue"]]
+
+
+async def test_who_answered_is_a_field_the_policy_sets_and_a_persons_answer_does_not(bus, events):
+    answering = QuestionService(bus, policy=lambda request: [["Red"]])
+    await answering.ask("ses_1", [COLOR])
+    dismissing = QuestionService(bus, policy=lambda request: False)
+    with pytest.raises(PolicyRefusedError):
+        await dismissing.ask("ses_1", [COLOR])
+    person = QuestionService(bus)
+    task = asyncio.create_task(person.ask("ses_1", [COLOR]))
+    [request] = await asked(person)
+    person.reply(request.id, [["Blue"]])
+    await task
+    task = asyncio.create_task(person.ask("ses_1", [COLOR]))
+    [request] = await asked(person)
+    person.reject(request.id, "dismissed by policy, says the person")
+    with pytest.raises(RejectedError):
+        await task
+    task = asyncio.create_task(person.ask("ses_1", [COLOR]))
+    await asked(person)
+    person.close()
+    with pytest.raises(RejectedError):
+        await task
+    assert [e.decided_by for e in events if isinstance(e, QuestionReplied)] == [
+        "policy", "policy", "person", "person", "close"]

@@ -130,11 +130,6 @@ class StoreCheckpoints(StoreConnections):
             db.executemany("UPDATE checkpoint_turns SET undone = NULL WHERE message_id = ?",
                            [(m,) for m in message_ids])
 
-    def hidden_from(self, session_id: str) -> str | None:
-        """The id from which the session's messages are hidden (its earliest undone turn), or None."""
-        return self._one("SELECT MIN(message_id) FROM checkpoint_turns WHERE session_id = ? AND undone IS NOT NULL",
-                         (session_id,))
-
     def discard_undone(self, session_id: str) -> int:
         """Delete for good what undos of the session kept aside (its messages and turns); returns messages
         deleted. A new prompt after an undo does this: there is no redo past it."""

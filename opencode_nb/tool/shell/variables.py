@@ -31,10 +31,13 @@ _ARITHMETIC = frozenset({"compound_statement", "c_style_for_statement", "arithme
 UNKNOWN = None
 """A value only known when the line runs."""
 
+SOME_INTEGER = "<integer>"
+"""A value known to be a whole number, though not which (`n=$((n+1))`, `((i++))`)."""
+
 
 @dataclass
 class Variables:
-    """The values each variable is given in a line: literal strings, `"<integer>"`, or UNKNOWN."""
+    """The values each variable is given in a line: literal strings, SOME_INTEGER, or UNKNOWN."""
 
     sites: dict[str, list[str | None]] = field(default_factory=dict)
     anything: bool = False
@@ -49,7 +52,7 @@ class Variables:
         outside = self.env.get(name)
         if outside is not None and not INTEGER.fullmatch(outside.strip() or "0"):
             return False
-        return all(v is not None and (v == "<integer>" or INTEGER.fullmatch(v.strip() or "0")) for v in values)
+        return all(v is not None and (v == SOME_INTEGER or INTEGER.fullmatch(v.strip() or "0")) for v in values)
 
     def values(self, name: str) -> list[str] | None:
         """What `name` may hold where it is used, if the line assigns it only literal values; else None.
@@ -60,7 +63,7 @@ class Variables:
         if self.anything or name not in self.sites:
             return None
         values = self.sites[name]
-        if any(v is None or v == "<integer>" for v in values):
+        if any(v is None or v == SOME_INTEGER for v in values):
             return None
         out = [v for v in values if v is not None]
         outside = self.env.get(name)
@@ -109,7 +112,7 @@ def _assignment(found: Variables, node: Any, source: bytes) -> None:
         found._set(name, "")
         return
     if value.type in ("number", "arithmetic_expansion"):
-        found._set(name, "<integer>")
+        found._set(name, SOME_INTEGER)
         return
     parts = words(value, source)
     found._set(name, parts[0].value if len(parts) == 1 and not parts[0].glob else UNKNOWN)
@@ -142,7 +145,7 @@ def _arithmetic(found: Variables, node: Any, source: bytes) -> None:
             target = current.named_children[0] if current.named_children else None
             if target is not None and target.type in ("variable_name", "word") and \
                     _NAME.fullmatch(text_of(source, target)):
-                found._set(text_of(source, target), "<integer>")
+                found._set(text_of(source, target), SOME_INTEGER)
 
 
 def _command(found: Variables, node: Any, source: bytes) -> None:

@@ -307,8 +307,12 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+ESTIMATED = "~"
+"""What a memory figure starts with when it was estimated from a sample; listings look for it to say so."""
+
+
 def _pandas_memory(nbytes: Any, dtypes: list[str], *, estimated: bool = False) -> str:
-    return ("~" if estimated else "") + human_bytes(int(nbytes)) + ("+" if "object" in dtypes else "")
+    return (ESTIMATED if estimated else "") + human_bytes(int(nbytes)) + ("+" if "object" in dtypes else "")
 
 
 def pandas_frame_figures(df: Any) -> tuple[str, str]:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from .common import (
+    ESTIMATED,
     LABELS,
     LIST_LIMIT,
     ROWS,
@@ -35,7 +36,7 @@ def list_namespace(namespace: Mapping[str, Any], *, limit: int = LIST_LIMIT) -> 
         return Listing("No variables are defined in the kernel yet (modules, functions and classes are not listed).",
                        0)
     rows = [[name, *_row(value)] for _, _, name, value in entries[:limit]]
-    sampled = "; ~: estimated from a sample of its columns" if any(row[4].startswith("~") for row in rows) else ""
+    sampled = "; ~: estimated from a sample of its columns" if any(row[4].startswith(ESTIMATED) for row in rows) else ""
     text = (f"{plural(len(entries), 'variable')} in the kernel, data first, then by name. Memory is shallow (+: object "
             f"columns point to more{sampled}); modules, functions, classes and _private names are not listed.\n\n"
             + table(["name", "type", "shape", "dtypes", "memory", "value"], rows))

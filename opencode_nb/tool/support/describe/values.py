@@ -14,6 +14,7 @@ from typing import Any
 
 from .common import (
     DESCRIBE_BUDGET_S,
+    ESTIMATED,
     FAST_SCAN_S,
     FULL_COUNT_ROWS,
     HASH_S,
@@ -72,7 +73,7 @@ def describe(value: Any, label: str, *, budget_s: float = DESCRIBE_BUDGET_S) -> 
 def _describe_pandas_frame(df: Any, label: str, budget: Budget) -> str:
     rows, cols = df.shape
     memory = pandas_frame_figures(df)[1]
-    shallow = "shallow, estimated from a sample of the columns" if memory.startswith("~") else "shallow"
+    shallow = "shallow, estimated from a sample of the columns" if memory.startswith(ESTIMATED) else "shallow"
     cells = []
     for i in range(min(cols, MAX_COLUMNS)):
         name = clip(str(df.columns[i]), 40)
