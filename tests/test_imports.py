@@ -11,13 +11,16 @@ package's `__init__` is for.
 from __future__ import annotations
 
 import ast
+import json
+import re
+from ast import PyCF_ALLOW_TOP_LEVEL_AWAIT
 from collections import defaultdict
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "opencode_nb"
 
 LAYERS: list[set[str]] = [
-    {"errors", "id", "bus", "handoff", "values", "secrets", "version", "pids", "fs"},
+    {"errors", "id", "bus", "handoff", "values", "secrets", "version", "pids", "fs", "undo"},
     {"config"},
     {"permission"},
     {"agent", "question", "sandbox"},
@@ -65,6 +68,15 @@ def imported(node: ast.AST, package: str) -> list[str]:
     if node.module:
         return [".".join([*base, node.module])]
     return [".".join([*base, alias.name]) for alias in node.names]  # `from . import x`
+
+
+def origin(node: ast.ImportFrom, package: str) -> list[str]:
+    """The module a `from` import reads from, if it is one of ours: `from .. import fs` reads the parent package."""
+    base = package.split(".")
+    if node.level > 1:
+        base = base[: -(node.level - 1)]
+    where = ".".join([*base, node.module] if node.module else base) if node.level else node.module or ""
+    return [where] if where.split(".")[0] == "opencode_nb" else []
 
 
 def edges() -> dict[tuple[str, str], list[str]]:
@@ -116,7 +128,7 @@ def defining(module: str, name: str, modules: dict[str, tuple[ast.Module, str]],
     tree, package = modules[module]
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
-            base = imported(ast.ImportFrom(module=node.module, names=[], level=node.level), package)
+            base = origin(node, package)
             for alias in node.names:
                 if (alias.asname or alias.name) == name and base:
                     return defining(base[0], alias.name, modules, (*seen, module))
@@ -132,7 +144,7 @@ def file_edges() -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names if a.name in modules]
             elif isinstance(node, ast.ImportFrom):
-                base = imported(ast.ImportFrom(module=node.module, names=[], level=node.level), package)
+                base = origin(node, package)
                 targets = [defining(base[0], a.name, modules) for a in node.names] if base else []
             else:
                 continue
@@ -200,3 +212,136 @@ def test_the_walk_sees_type_only_and_local_imports(tmp_path):
               "def f():\n    from ..views import render\n")
     names = [t for node in ast.walk(ast.parse(source)) for t in imported(node, "opencode_nb.session")]
     assert names == ["opencode_nb.workspace", "opencode_nb.views"]
+
+
+# A package's `__init__` is its face: outside callers (people, tests, notebooks, docs) import from it, while
+# inside opencode_nb a module imports the module that defines a name. A face that the package itself goes
+# through is a circle waiting to happen (the face imports its parts, a part imports the face) and hides where
+# a name lives; a name no outside caller uses is a promise nobody asked for.
+
+ROOT = PACKAGE.parent
+FACE_CHECKS = {ROOT / "tests" / "test_imports.py", ROOT / "tests" / "test_exports.py"}
+"""These pin every face as it stands, so they are no caller of one."""
+
+
+def faces(modules: dict[str, tuple[ast.Module, str]]) -> dict[str, set[str]]:
+    """Package → the names its `__init__` re-exports: names it imports from inside opencode_nb and lists in
+    `__all__` (or, with no `__all__`, does not use itself). A submodule it imports (`from . import data`) is
+    a module, not a re-export."""
+    found: dict[str, set[str]] = {}
+    for module, (tree, package) in modules.items():
+        if module != package:
+            continue
+        listed: set[str] | None = None
+        bound: set[str] = set()
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["__all__"]:
+                listed = {str(e.value) for e in ast.walk(node.value) if isinstance(e, ast.Constant)}
+            if isinstance(node, ast.ImportFrom):
+                base = origin(node, package)
+                if base and base[0].split(".")[0] == "opencode_nb":
+                    bound |= {a.asname or a.name for a in node.names
+                              if node.module or f"{base[0]}.{a.name}" not in modules}
+        if listed is None:
+            used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+            listed = bound - used
+        if bound & listed:
+            found[module] = bound & listed
+    return found
+
+
+def through_faces(modules: dict[str, tuple[ast.Module, str]]) -> set[str]:
+    """`module:line name from package` for every import inside opencode_nb of a name a package re-exports."""
+    exported = faces(modules)
+    found = set()
+    for module, (tree, package) in modules.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = origin(node, package)
+            if base and base[0] != module:
+                found |= {f"{module}:{node.lineno} {a.name} from {base[0]}"
+                          for a in node.names if a.name in exported.get(base[0], ())}
+    return found
+
+
+def test_no_module_imports_a_name_through_another_package_s_face():
+    """`from ..agent import AgentInfo` becomes `from ..agent.info import AgentInfo`. Importing a package whole
+    (`from .. import fs`, then `fs.write_file`) names the package as the module it depends on, and is allowed."""
+    assert through_faces(sources()) == set()
+
+
+def caller_sources() -> list[str]:
+    """The text of every file outside the package that may call into it: tests, benchmarks, the notebooks'
+    code cells, the README and the docs."""
+    found = [path.read_text(encoding="utf-8") for folder in ("tests", "bench")
+             for path in sorted((ROOT / folder).rglob("*.py")) if path not in FACE_CHECKS]
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        found += ["".join(cell["source"]) for cell in cells if cell["cell_type"] == "code"]
+    return found + [path.read_text(encoding="utf-8") for path in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]]
+
+
+def uses(tree: ast.AST, package: str, packages: set[str], modules: set[str]) -> set[tuple[str, str]]:
+    """(package, name) for every name of a package a file reaches: `from package import name`,
+    `package.name` through a package bound by an import, and dotted paths in strings (monkeypatch targets)."""
+    found: set[tuple[str, str]] = set()
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = origin(node, package)
+            for alias in node.names if base else []:
+                found.add((base[0], alias.name))
+                if f"{base[0]}.{alias.name}" in packages:
+                    bound[alias.asname or alias.name] = f"{base[0]}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:  # `import a.b` binds `a`; `import a.b as c` binds `c` to `a.b`
+                top = alias.name.split(".")[0]
+                bound[alias.asname or top] = alias.name if alias.asname else top
+    for node in ast.walk(tree):
+        dotted = None
+        if isinstance(node, ast.Attribute):
+            chain = []
+            inner: ast.expr = node
+            while isinstance(inner, ast.Attribute):
+                chain.append(inner.attr)
+                inner = inner.value
+            if isinstance(inner, ast.Name) and inner.id in bound:
+                dotted = ".".join([bound[inner.id], *reversed(chain)])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("opencode_nb."):
+            dotted = node.value
+        pieces = dotted.split(".") if dotted else []
+        # A path in a string that names a module (`sys.modules["opencode_nb.checkpoint.undo"]`) means the module,
+        # even where the package binds a function of that name over it.
+        skip = modules if isinstance(node, ast.Constant) else set()
+        found |= {(".".join(pieces[:i]), pieces[i]) for i in range(1, len(pieces))
+                  if ".".join(pieces[: i + 1]) not in skip}
+    return found
+
+
+def used_from_outside(modules: dict[str, tuple[ast.Module, str]]) -> set[tuple[str, str]]:
+    """(package, name) for every name of a package that something outside the package reaches."""
+    packages = {package for module, (_, package) in modules.items() if module == package}
+    found: set[tuple[str, str]] = set()
+    for module, (tree, package) in modules.items():
+        found |= {(p, name) for p, name in uses(tree, package, packages, set(modules))
+                  if module != p and not module.startswith(f"{p}.")}
+    for text in caller_sources():
+        try:
+            parsed = compile(text, "<caller>", "exec", ast.PyCF_ONLY_AST | PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        except SyntaxError:  # prose, or a cell of magics: its `from opencode_nb.x import y` lines and dotted paths
+            for where, names in re.findall(r"from (opencode_nb[\w.]*) import \(?([\w, \n]+)\)?", text):
+                found |= {(where, name.strip()) for name in names.split(",")}
+            for path in re.findall(r"opencode_nb(?:\.\w+)+", text):
+                pieces = path.split(".")
+                found |= {(".".join(pieces[:i]), pieces[i]) for i in range(1, len(pieces))}
+        else:
+            found |= uses(parsed, "", packages, set(modules))
+    return found
+
+
+def test_every_name_a_face_re_exports_has_a_caller_outside_its_package():
+    """The test pinning each face (test_exports.py) is no caller: a name only it names is one nobody uses."""
+    modules = sources()
+    used = used_from_outside(modules)
+    assert {f"{p}.{name}" for p, names in faces(modules).items() for name in names if (p, name) not in used} == set()

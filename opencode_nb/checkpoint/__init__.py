@@ -19,11 +19,3 @@ never through a link), `ignores` (the ignore rules as the person left them), `as
 a file tool writes them), `service` (`Checkpoints`: recording per turn, listing, diffs, retention), `undo`
 (taking turns back and putting them back), `text` (listings, and the redaction every diff passes).
 """
-
-from .records import Confirm, Conflict, FileChange, TurnRecord, UndoReport
-from .service import READ_ONLY_TOOLS, Checkpoints
-from .text import format_turns
-from .undo import redo, undo
-
-__all__ = ["READ_ONLY_TOOLS", "Checkpoints", "Confirm", "Conflict", "FileChange", "TurnRecord", "UndoReport",
-           "format_turns", "redo", "undo"]

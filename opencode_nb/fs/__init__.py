@@ -6,7 +6,6 @@ through `walk.py`'s walk by folder descriptors with no-follow.
 
 from opencode_nb.fs.move import move
 from opencode_nb.fs.writer import (
-    Kind,
     Refused,
     create_file,
     kind,
@@ -19,5 +18,5 @@ from opencode_nb.fs.writer import (
     write_file,
 )
 
-__all__ = ["Kind", "Refused", "create_file", "kind", "lstat", "make_dir", "make_symlink", "move", "open_file",
-           "read_file", "remove", "write_file"]
+__all__ = ["Refused", "create_file", "kind", "lstat", "make_dir", "make_symlink", "move", "open_file", "read_file",
+           "remove", "write_file"]

@@ -5,11 +5,7 @@
 SDK, never to this package.
 """
 
-from .client import CallFailed, ServerClient
-from .entries import ServerEntry, masked, secret_values, server_entries
-from .report import describe
-from .servers import APPROVAL_PERMISSION, McpServers, ServerState
-from .tool import McpTool, rule_in_force, tool_name
+from .entries import masked, secret_values, server_entries
+from .tool import rule_in_force, tool_name
 
-__all__ = ["APPROVAL_PERMISSION", "CallFailed", "McpServers", "McpTool", "ServerClient", "ServerEntry", "ServerState",
-           "describe", "masked", "rule_in_force", "secret_values", "server_entries", "tool_name"]
+__all__ = ["masked", "rule_in_force", "secret_values", "server_entries", "tool_name"]

@@ -1,18 +1,8 @@
 """Model providers behind one normalized stream of events."""
 
 from .base import Provider
-from .catalog import Cost, ModelInfo, cost, model_info
-from .events import (
-    FinishReason,
-    ProviderEvent,
-    ReasoningDelta,
-    ReasoningEnd,
-    StepFinish,
-    TextDelta,
-    ToolCall,
-    ToolCallStart,
-    Usage,
-)
+from .catalog import cost, model_info
+from .events import ReasoningDelta, ReasoningEnd, StepFinish, TextDelta, ToolCall, ToolCallStart, Usage
 from .registry import ProviderRegistry
 from .request import (
     FileBlock,
@@ -29,15 +19,11 @@ from .retry import RetryPolicy
 from .scripted import Scripted, Turn
 
 __all__ = [
-    "Cost",
     "FileBlock",
-    "FinishReason",
     "ImageBlock",
     "LLMMessage",
     "LLMRequest",
-    "ModelInfo",
     "Provider",
-    "ProviderEvent",
     "ProviderRegistry",
     "ReasoningBlock",
     "ReasoningDelta",

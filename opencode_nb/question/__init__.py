@@ -1,7 +1,6 @@
 """Questions an agent puts to the person, and their answers."""
 
-from .events import QuestionAsked, QuestionInfo, QuestionOption, QuestionReplied, QuestionRequest
-from .service import Answers, Policy, QuestionService
+from .events import QuestionAsked, QuestionInfo, QuestionOption, QuestionReplied
+from .service import QuestionService
 
-__all__ = ["Answers", "Policy", "QuestionAsked", "QuestionInfo", "QuestionOption", "QuestionReplied",
-           "QuestionRequest", "QuestionService"]
+__all__ = ["QuestionAsked", "QuestionInfo", "QuestionOption", "QuestionReplied", "QuestionService"]

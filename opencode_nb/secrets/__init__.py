@@ -115,7 +115,7 @@ def _named(name: str, patterns: Iterable[str]) -> bool:
 # ---------------------------------------------------------------------------------------------- registry
 
 _lock = threading.Lock()
-_registered: dict[int, weakref.ref[SecretSet]] = {}
+_registered: dict[int, weakref.ref[SecretSet | SecretFiles]] = {}
 _tickets = itertools.count()
 """Registrations are keyed by ticket, not `id()`: a collected set's id may be reused by the next one."""
 _seen: dict[str, str] = {}

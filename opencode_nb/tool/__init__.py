@@ -10,12 +10,11 @@ import types as _types
 from typing import Any
 
 from .base import MAX_OUTPUT_BYTES, MAX_OUTPUT_LINES, Tool, ToolResult
-from .context import AgentSwitch, KernelBridge, TaskRunner, TodoStore, ToolContext
+from .context import ToolContext
 from .registry import ToolRegistry, default_registry
-from .shell.parse import command_patterns
 
-__all__ = ["MAX_OUTPUT_BYTES", "MAX_OUTPUT_LINES", "AgentSwitch", "KernelBridge", "TaskRunner", "TodoStore", "Tool",
-           "ToolContext", "ToolRegistry", "ToolResult", "command_patterns", "default_registry"]
+__all__ = ["MAX_OUTPUT_BYTES", "MAX_OUTPUT_LINES", "Tool", "ToolContext", "ToolRegistry", "ToolResult",
+           "default_registry"]
 
 
 class _ToolPackage(_types.ModuleType):

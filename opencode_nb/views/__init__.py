@@ -6,6 +6,6 @@ kernel extension imports it only when the first view is made.
 
 from .hub import ViewHub
 from .session import SessionView
-from .transcript import Record, transcript_bundle
+from .transcript import transcript_bundle
 
-__all__ = ["Record", "SessionView", "ViewHub", "transcript_bundle"]
+__all__ = ["SessionView", "ViewHub", "transcript_bundle"]

@@ -3,8 +3,8 @@ import opencode_nb.provider as provider
 
 def test_the_package_exports_exactly_its_contract():
     assert set(provider.__all__) == {
-        "Cost", "FileBlock", "FinishReason", "ImageBlock", "LLMMessage", "LLMRequest", "ModelInfo", "Provider",
-        "ProviderEvent", "ProviderRegistry", "ReasoningBlock", "ReasoningDelta", "ReasoningEnd", "RetryPolicy",
+        "FileBlock", "ImageBlock", "LLMMessage", "LLMRequest", "Provider", "ProviderRegistry", "ReasoningBlock",
+        "ReasoningDelta", "ReasoningEnd", "RetryPolicy",
         "Scripted", "StepFinish", "TextBlock", "TextDelta", "ToolCall", "ToolCallBlock", "ToolCallStart",
         "ToolResultBlock", "ToolSpec", "Turn", "Usage", "cost", "model_info",
     }

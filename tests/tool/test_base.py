@@ -36,9 +36,8 @@ class EchoTool(Tool[EchoParams]):
 def test_the_tool_package_exports_its_contract():
     import opencode_nb.tool as tool
 
-    assert set(tool.__all__) == {"MAX_OUTPUT_BYTES", "MAX_OUTPUT_LINES", "AgentSwitch", "KernelBridge", "TaskRunner",
-                                 "TodoStore", "Tool", "ToolContext", "ToolRegistry", "ToolResult", "command_patterns",
-                                 "default_registry"}
+    assert set(tool.__all__) == {"MAX_OUTPUT_BYTES", "MAX_OUTPUT_LINES", "Tool", "ToolContext", "ToolRegistry",
+                                 "ToolResult", "default_registry"}
 
 
 async def test_invalid_input_names_each_wrong_field_and_asks_for_a_rewrite(ctx):

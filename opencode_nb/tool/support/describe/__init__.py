@@ -30,9 +30,8 @@ A look must never cost the person a compute they did not ask for, so both are ch
 
 from __future__ import annotations
 
-from .common import DESCRIBE_BUDGET_S, LIST_LIMIT, Budget, clip, human_bytes, kind_of, qualified, short_repr, visible
-from .listing import Listing, list_namespace
+from .common import human_bytes, short_repr, visible
+from .listing import list_namespace
 from .values import describe
 
-__all__ = ["DESCRIBE_BUDGET_S", "LIST_LIMIT", "Budget", "Listing", "clip", "describe", "human_bytes", "kind_of",
-           "list_namespace", "qualified", "short_repr", "visible"]
+__all__ = ["describe", "human_bytes", "list_namespace", "short_repr", "visible"]
