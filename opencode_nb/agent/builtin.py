@@ -8,7 +8,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from ..secrets import secret_file_rules
+from ..secrets.files import secret_file_rules
 from .info import Mode
 
 READ_ONLY_SHELL: dict[str, str] = {

@@ -16,6 +16,9 @@ from .info import AgentInfo
 Where = Callable[..., tuple[str | None, int | None]]
 """Finds the file and line a config key path was written at (`LoadedConfig.where`)."""
 
+Agents = list[AgentInfo]
+"""A list of agents, named outside the registry, whose own `list` method hides the builtin in its body."""
+
 _PLAIN_FIELDS = ("description", "mode", "model", "prompt", "temperature", "top_p", "steps", "hidden", "color")
 
 
@@ -152,7 +155,7 @@ class AgentRegistry:
         agents = [a for a in self._agents.values() if include_hidden or not a.hidden]
         return sorted(agents, key=lambda a: (a.hidden, rank[a.mode], a.name != self._default.name, a.name))
 
-    def subagents(self, caller: AgentInfo | None = None) -> list[AgentInfo]:
+    def subagents(self, caller: AgentInfo | None = None) -> Agents:
         """Agents a task may run: subagent or all, not hidden, and not denied by the caller's `task` rules."""
         found = [a for a in self.list() if a.is_subagent]
         if caller is None:

@@ -31,8 +31,8 @@ from .. import secrets
 from ..config.paths import global_config_dir
 from ..config.schema import CheckpointsConfig
 from ..session.service import SessionService
-from ..session.store import SessionStore
 from ..session.store.checkpoints import TurnRow
+from ..session.store.database import SessionStore
 from .aside import WRITERS, Aside
 from .records import FileChange, TurnRecord
 from .store import EMPTY_TREE, Snapshot, SnapshotError, SnapshotStore

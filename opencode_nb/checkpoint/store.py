@@ -36,6 +36,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from .. import fs
 from . import gitconfig
@@ -330,9 +331,9 @@ class SnapshotStore:
         with self._lock:
             status = self._run("diff-tree", "-r", "-z", "--no-renames", "--name-status", before, after).split("\0")
             numstat = self._run("diff-tree", "-r", "-z", "--no-renames", "--numstat", before, after).split("\0")
-        kinds = {}
+        kinds: dict[str, Literal["added", "modified", "deleted"]] = {}
         for code, path in zip(status[0::2], status[1::2], strict=False):
-            kinds[path] = {"A": "added", "D": "deleted"}.get(code[:1], "modified")
+            kinds[path] = "added" if code[:1] == "A" else "deleted" if code[:1] == "D" else "modified"
         out = []
         for record in numstat:
             if not record:

@@ -87,6 +87,7 @@ async def undo(cp: Checkpoints, session_id: str, *, to: str | int | None = None,
         report.unavailable = f"the checkpoints of turn {pruned[0]} were pruned (checkpoints.keep_turns)"
     elif with_trees:
         base, left = with_trees[0].before_tree, with_trees[-1].after_tree
+        assert base is not None and left is not None  # with_trees holds only turns with both trees
         skipped = {p for r in with_trees for p in r.skipped}
         turns = [r.message_id for r in with_trees]
         outside = await asyncio.to_thread(_between_steps, cp, turns)
@@ -110,6 +111,7 @@ async def redo(cp: Checkpoints, session_id: str, *, confirm: Confirm | None = No
         report.unavailable = cp.why_not
     elif with_trees:
         base, left = with_trees[0].before_tree, with_trees[-1].after_tree
+        assert base is not None and left is not None  # with_trees holds only turns with both trees
         skipped = {p for r in with_trees for p in r.skipped}
         await _apply(cp, report, left, base, skipped, confirm, "redo", _notebook(cp, session_id))
     cp.store.mark_redone(group)
@@ -128,6 +130,8 @@ def _select(cp: Checkpoints, session_id: str, standing: list[tuple[int, str]],
             raise ValueError(f"there is no turn {to} to take back: the turns standing are "
                              f"{_span([i for i, _ in standing])}")
         return standing[at[0]:]
+    if not isinstance(to, str):
+        raise ValueError(f"{to!r} names no turn: give a turn's number or a message id")
     ids = [m for _, m in standing]
     if to in ids:
         return standing[ids.index(to):]

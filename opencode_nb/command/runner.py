@@ -71,8 +71,8 @@ class CommandRunner:
             return self.help() if name == "help" else self.agents()
         current = agent or deps.sessions.current_agent(session_id) or deps.agents.default.name
         if name == "compact" and name not in deps.loaded.commands:
-            part = CompactionPart(session_id=session_id, message_id="pending", auto=False)
-            return await self.loop.prompt(session_id, "", agent=current, model=model, parts=[part])
+            compaction = CompactionPart(session_id=session_id, message_id="pending", auto=False)
+            return await self.loop.prompt(session_id, "", agent=current, model=model, parts=[compaction])
         target = deps.agents.get(command.agent or current)
         text = render_template(command.template, arguments)
         text = await self.expand_shell(session_id, target.name, text)

@@ -85,7 +85,7 @@ def _file_text(layer: Layer, path: KeyPath, written: str, env: Mapping[str, str]
             secrets.learn_file(real, text)
         return text
     except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        reason = (exc.strerror or str(exc)) if isinstance(exc, OSError) else "not UTF-8 text"
         if isinstance(exc, inside.LeadsOut):
             reason += "; write the path it leads to, if that file is meant"
         raise ConfigError(layer.source, line=layer.lines.get(path), key=dotted(path),

@@ -24,7 +24,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..secrets import is_secret_file, looks_secret
+from ..secrets import looks_secret
+from ..secrets.files import is_secret_file
 from .layer import KeyPath
 from .load import LoadedConfig
 

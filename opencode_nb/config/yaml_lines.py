@@ -55,19 +55,21 @@ class _Loader(yaml.SafeLoader):
         self.duplicates: list[tuple[str, int]] = []
         self._depth = 0
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:  # type: ignore[override]
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         self._depth += 1
         try:
             if self._depth > MAX_CONFIG_DEPTH:
                 raise _LimitError(problem=f"refused: it nests more than {MAX_CONFIG_DEPTH} levels deep",
                                   problem_mark=self.peek_event().start_mark)
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
     def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:  # type: ignore[override]
         if not isinstance(node, yaml.MappingNode):
-            raise ConstructorError(None, None, f"expected a mapping, found {node.id}", node.start_mark)
+            # every node the composer makes has an `id` ("scalar", "sequence"); the stubs give it to each subclass
+            raise ConstructorError(None, None, f"expected a mapping, found {node.id}",  # type: ignore[attr-defined]
+                                   node.start_mark)
         seen: set[str] = set()
         for key_node, _ in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.tag != _MERGE_TAG:
@@ -96,7 +98,7 @@ def parse_yaml(text: str, path: Path, *, first_line: int = 1) -> tuple[dict[str,
     offset = first_line - 1
     notes = [f"{path}:{line + offset}: duplicate key {key!r}; the later value wins"
              for key, line in duplicates]
-    if data is None:
+    if data is None or node is None:  # no node, no data: an empty document
         return {}, {}, notes
     if not isinstance(data, dict):
         raise ConfigError(path, line=first_line,

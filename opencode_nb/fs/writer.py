@@ -113,7 +113,7 @@ def open_file(root: Path, relative: str | Path) -> int:
             found = kind_of(lstat_entry(parent, parts[-1], path))
             if found in ("file", "missing"):
                 raise
-            raise Refused(f"is {WORDS[found]}, not a file; not read", path, exc.errno) from None
+            raise Refused(f"is {WORDS[found]}, not a file; not read", path, exc.errno or errno.EPERM) from None
     found = kind_of(os.fstat(fd))
     if found != "file":
         os.close(fd)

@@ -74,7 +74,7 @@ def _cause(command: Sequence[str], launch: Launch | None, wrote: str) -> str | N
         return (f"the sandbox's network proxy refused {hosts}{fetching}. Allow the hosts with a `network` rule, "
                 f"e.g. `{_rules(names)}`")
     registry = next((r for r in offline_misses(launch, wrote) if runner is not None and r.name == runner[1]), None)
-    if registry is not None:
+    if registry is not None and runner is not None:  # a registry is only found for a runner
         folder = confined.caches.folder if confined.caches is not None else None
         where = f" ({folder})" if folder is not None else ""
         return (f"{runner[0]} ran offline, since no `network` rule allows {registry.name}'s registry, and its "

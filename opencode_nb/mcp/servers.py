@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import LoadedConfig
+from ..config.load import LoadedConfig
 from ..errors import PolicyRefusedError, ToolError
-from ..permission import PermissionService
 from ..permission.rules import Rule
+from ..permission.service import PermissionService
 from ..sandbox.policy import Launch, ShellSandbox
 from ..sandbox.treatment import SandboxedProcess
 from ..tool.registry import ToolRegistry
@@ -155,9 +155,10 @@ class McpServers:
 
     def _client(self, entry: ServerEntry) -> ServerClient:
         config = entry.config
-        timeouts = {"timeout_s": start_timeout_s(config), "call_timeout_s": config.call_timeout / 1000}
+        timeout_s, call_timeout_s = start_timeout_s(config), config.call_timeout / 1000
         if config.type == "remote":
-            return ServerClient(entry.name, remote_openers(entry), on_tools=self._listed, **timeouts)
+            return ServerClient(entry.name, remote_openers(entry), on_tools=self._listed, timeout_s=timeout_s,
+                                call_timeout_s=call_timeout_s)
         log = log_path(self.data_dir, entry.name)
 
         @contextlib.asynccontextmanager
@@ -180,10 +181,11 @@ class McpServers:
 
         def explain(reason: str, stage: Stage) -> str:
             return failure.explain(reason, stage, command=config.command or [], launch=self._launch.get(entry.name),
-                                   log=log, timeout_s=timeouts["timeout_s"])
+                                   log=log, timeout_s=timeout_s)
 
         return ServerClient(entry.name, [local], on_tools=self._listed, explain_failure=explain,
-                            call_notes=failure.CallNotes(lambda: self._launch.get(entry.name), log), **timeouts)
+                            call_notes=failure.CallNotes(lambda: self._launch.get(entry.name), log),
+                            timeout_s=timeout_s, call_timeout_s=call_timeout_s)
 
     def _held(self, name: str, process: SandboxedProcess) -> None:
         """A local server's process, held to the treatment: stopped for a breach, its card says why and the
@@ -201,6 +203,7 @@ class McpServers:
         ids: list[tuple[str, str]] = []
         renamed: list[str] = []
         own = Counter(tool_name(client.name, tool.name) for tool in client.tools)
+        server = client.name  # each tool finds the server's client by name when called: a restart replaces it
         for tool in client.tools:
             # Never "the first to list keeps the name, the next gets `_2`": that depends on start order, and an
             # "always" given to one server's tool would carry to another's on the next start.
@@ -218,8 +221,8 @@ class McpServers:
             note = renamed_note(client.name, tool.name, tool_id)
             if note is not None:
                 renamed.append(note)
-            self.registry.register(McpTool(tool_id, client.name, tool, lambda name=client.name: self.clients[name],
-                                           process=lambda name=client.name: self._processes.get(name)))
+            self.registry.register(McpTool(tool_id, server, tool, lambda: self.clients[server],
+                                           process=lambda: self._processes.get(server)))
             ids.append((tool_id, tool.name))
         self._tool_ids[client.name] = ids
         self._renamed[client.name] = renamed

@@ -109,7 +109,7 @@ class AnthropicProvider:
 def build_body(request: LLMRequest, convert: Any = None) -> dict[str, Any]:
     """The Messages API body for a neutral request; `convert` may be a cache in front of `convert_message`."""
     convert = convert or convert_message
-    system = [{"type": "text", "text": s} for s in request.system if s]
+    system: list[dict[str, Any]] = [{"type": "text", "text": s} for s in request.system if s]
     if system:
         system[-1]["cache_control"] = CACHE
     messages = _merge_roles([m for m in (convert(m) for m in request.messages) if m["content"]])

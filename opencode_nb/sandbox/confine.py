@@ -108,8 +108,14 @@ class Report:
         mechanism = data.get("mechanism")
         if mechanism not in ("namespaces", "landlock", "none"):
             raise ValueError(f"unknown confinement {mechanism!r}")
-        return cls(mechanism, *(tuple(str(x) for x in data.get(key) or ())  # type: ignore[arg-type]
-                                for key in ("covers", "why_not", "lost")))
+        fields: list[tuple[str, ...]] = []
+        for key in ("covers", "why_not", "lost"):
+            value = data.get(key) or ()
+            if not isinstance(value, list | tuple):
+                raise ValueError(f"confinement {key} is not a list: {value!r}")
+            fields.append(tuple(str(x) for x in value))
+        # `in` does not narrow an object to the Literal: `mechanism` is one of the three, checked above
+        return cls(mechanism, *fields)  # type: ignore[arg-type]
 
 
 @dataclass

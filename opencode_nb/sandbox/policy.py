@@ -347,12 +347,13 @@ class SandboxCall:
             ToolError: no sandbox and `sandbox: required`.
         """
         launch = await self.policy.launch(self.session_id, tell=self.tell)
-        if launch.confinement is None:
+        confined = launch.confinement
+        if confined is None:
             return launch
         if shown is not None:
-            launch = replace(launch, confinement=replace(launch.confinement, shown=tuple(shown)))
+            confined = replace(confined, shown=tuple(shown))
+            launch = replace(launch, confinement=confined)
         rules = hosts.for_command(command, self.network_rules())
-        confined = launch.confinement
         if not hosts.opens(rules):
             return launch
         if confined.backend.kind != "bwrap" or arch() is None:  # no proxy without the relay and its filter

@@ -39,6 +39,7 @@ import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HEAD_LIMIT = 64 * 1024
 """The longest request head (request line and headers) read before the proxy gives up on a client."""
@@ -151,7 +152,8 @@ class HostProxy:
             self._closing = True
             # A decision still waiting (a person not yet answering) is for a command that has ended: its
             # prompt is withdrawn, not left open.
-            waiting = [*self._clients, *(v for v in self._verdicts.values() if not v.done())]
+            waiting: list[asyncio.Future[Any]] = [*self._clients,
+                                                  *(v for v in self._verdicts.values() if not v.done())]
             for task in waiting:
                 task.cancel()
             if waiting:

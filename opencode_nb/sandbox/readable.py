@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..permission import Rule, evaluate
+from ..permission.rules import Rule, evaluate
 
 PERMISSION = "external_directory"
 ANYWHERE = "/opencode-nb-a-folder-no-rule-names/*"

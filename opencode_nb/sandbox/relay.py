@@ -113,7 +113,9 @@ def _carry(client: _socket.socket, proxy_path: str) -> None:
 def _accept(listener: _socket.socket, proxy_path: str) -> None:
     while True:
         try:
-            fd, _ = listener._accept()
+            # `_socket.socket` has no `accept` (that is `socket.socket`'s): `_accept` is its own, returning the
+            # bare descriptor; typeshed leaves it out of the stub.
+            fd, _ = listener._accept()  # type: ignore[attr-defined]
         except OSError:
             continue
         _thread.start_new_thread(_carry, (_socket.socket(fileno=fd), proxy_path))

@@ -93,8 +93,8 @@ def sandbox_exec_args(binary: str, *, writable: Sequence[Path], network: bool,
         args += ["-D", f"PROTECTED_{i}={path}"]
     for i, path in enumerate(pinned):
         args += ["-D", f"PINNED_{i}={path}"]
-    for i, path in enumerate(hidden):
-        args += ["-D", f"PRIVATE_{i}={path}"]
+    for i, folder in enumerate(hidden):
+        args += ["-D", f"PRIVATE_{i}={folder}"]
     return args
 
 

@@ -14,7 +14,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ..agent import AgentInfo
+from ..agent.info import AgentInfo
 from ..config.schema import CompactionConfig
 from ..provider.catalog import ModelInfo
 from ..provider.events import StepFinish, TextDelta

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..agent import AgentRegistry
+from ..agent.registry import AgentRegistry
 from ..bus import Bus
-from ..config import LoadedConfig
+from ..config.load import LoadedConfig
 from ..config.schema import Config
-from ..permission import PermissionService
+from ..permission.service import PermissionService
 from ..provider.registry import ProviderRegistry
-from ..question import QuestionService
+from ..question.service import QuestionService
 from ..sandbox.policy import ShellSandbox
 from ..tool.context import KernelBridge, NotebookAccess
 from ..tool.registry import ToolRegistry

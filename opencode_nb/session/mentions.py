@@ -14,10 +14,10 @@ import mimetypes
 import re
 from pathlib import Path
 
-from ..agent import AgentRegistry
+from ..agent.registry import AgentRegistry
 from ..errors import ToolError
 from ..tool.context import KernelBridge
-from ..tool.support.describe import describe
+from ..tool.support.describe.values import describe
 from ..tool.variables import resolve
 from .models import AgentPart, FilePart, Part, TextPart
 

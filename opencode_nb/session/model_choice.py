@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..agent import AgentInfo
+from ..agent.info import AgentInfo
 from ..config.schema import Config
 from .models import UserMessage
 

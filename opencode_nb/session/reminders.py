@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from ..agent import AgentInfo
+from ..agent.info import AgentInfo
 from .models import AssistantMessage, Session, UserMessage
 from .system import prompt_text
 

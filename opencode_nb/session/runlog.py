@@ -54,18 +54,19 @@ class RunLog:
         redactor = secrets.active()
         if not redactor:
             return part, delta
-        streamed = isinstance(part, TextPart | ReasoningPart) and part.started_at is not None and part.ended_at is None
+        streamed = (part if isinstance(part, TextPart | ReasoningPart) and part.started_at is not None
+                    and part.ended_at is None else None)
         stream = self._streams.get(part.id)
-        if streamed and stream is None and delta is None:  # the processor opens a streamed part with its first delta
+        # the processor opens a streamed part with its first delta
+        if streamed is not None and stream is None and delta is None:
             stream = self._streams[part.id] = secrets.Stream(redactor)
-            delta = part.text
-        if not streamed or stream is None or delta is None or not stream.follows(part.text, delta):
+            delta = streamed.text
+        if streamed is None or stream is None or delta is None or not stream.follows(streamed.text, delta):
             self._streams.pop(part.id, None)
             clean = redactor.redact_value(part)
             return clean, (delta if clean is part else None)
-        assert isinstance(part, TextPart | ReasoningPart)
         before = stream.shown_size
-        shown = stream.feed(part.text, delta)
-        if shown is not part.text:
-            part = part.model_copy(update={"text": shown})
+        shown = stream.feed(streamed.text, delta)
+        if shown is not streamed.text:
+            part = streamed.model_copy(update={"text": shown})
         return part, shown[before:]

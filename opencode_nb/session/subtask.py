@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import id as ids
-from ..agent import AgentInfo
+from ..agent.info import AgentInfo
 from ..errors import NotFoundError, OpencodeNbError, ToolError
 from ..permission.rules import Rule, Ruleset
 from ..tool.task import with_task_metadata
@@ -172,7 +172,7 @@ class SubtaskRunner:
             call = call.model_copy(update={"state": ToolErrored(input=tool_input, error=str(exc),
                                                                 metadata=_progress(call), started_at=started)})
         except Exception as exc:  # a bug must not leave the call running for ever; the primary reads it
-            log.exception("the %s subtask failed", agent)
+            logging.getLogger(__name__).exception("the %s subtask failed", agent)
             call = call.model_copy(update={"state": ToolErrored(
                 input=tool_input, error=f"Task failed: {type(exc).__name__}: {exc}", metadata=_progress(call),
                 started_at=started)})

@@ -36,7 +36,7 @@ from ..config import inside
 from ..provider.request import LLMRequest, ToolSpec
 from ..tool.context import KernelBridge
 from ..tool.files.ignore import ignore_spec
-from ..tool.support.describe import list_namespace
+from ..tool.support.describe.listing import list_namespace
 
 log = logging.getLogger(__name__)
 

@@ -53,6 +53,7 @@ class TitleWriter:
         if not text.strip():
             return
         first = users[0].message
+        assert isinstance(first, UserMessage)  # `users` holds user messages only
         model_id = self.deps.config.small_model or model_for(first, self.deps.agents.get(first.agent), self.deps.config)
         self._started.add(session_id)
         task = asyncio.get_running_loop().create_task(self._write(session_id, text, model_id))

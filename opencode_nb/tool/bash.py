@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from .. import secrets
 from ..errors import DeniedError, PolicyRefusedError, ToolError
-from ..permission import evaluate
+from ..permission.rules import evaluate
 from ..sandbox.policy import Launch
 from ..sandbox.protected import AGENT_CONFIG, AGENT_CONFIG_REASON, Protected, for_project, undo_note
 from ..sandbox.treatment import shown_for

@@ -44,7 +44,7 @@ from pydantic import BaseModel, Field
 
 from .. import secrets
 from ..errors import ToolError
-from ..permission import evaluate
+from ..permission.rules import evaluate
 from .base import Tool, ToolContext, ToolResult, for_person, inside, relative, workspace_root
 from .files.access import open_checked, other_names
 from .files.globpattern import glob_matcher
@@ -138,6 +138,7 @@ class _Withheld:
         if path in self.linked:
             return True
         pattern = str(path)
+        allowed: str
         if self.ctx.rules is not None:
             allowed = evaluate("external_directory", pattern, self.ctx.rules("external_directory")).action
         else:

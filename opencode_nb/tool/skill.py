@@ -32,7 +32,8 @@ from ..provider.request import ToolSpec
 from .base import Tool, ToolContext, ToolResult, for_person
 
 if TYPE_CHECKING:
-    from ..agent import AgentInfo, AgentRegistry
+    from ..agent.info import AgentInfo
+    from ..agent.registry import AgentRegistry
 
 MAX_LISTED = 50
 """Skills named in the tool's description; past it, the model asks for the whole list with `*`."""
@@ -91,16 +92,16 @@ class SkillTool(Tool[SkillParams]):
         await ctx.ask("skill", [skill.name], always=[skill.name],
                       metadata={"name": skill.name, "description": skill.description, "path": str(skill.path)})
         try:
-            skill, body = await asyncio.to_thread(self.skills.load, skill.name)
+            fresh, body = await asyncio.to_thread(self.skills.load, skill.name)
         except KeyError:
             raise ToolError(f"The skill {name!r} was removed a moment ago; it cannot be loaded.") from None
         except ConfigError as exc:
             raise ToolError(f"The skill {name!r} cannot be loaded: its SKILL.md changed and now has a problem "
                             f"({exc}). Carry on without it, and tell the person.") from None
-        files, more = await asyncio.to_thread(skill_files, skill.directory)
-        return ToolResult(skill.name, loaded(skill, body, files, more),
-                          {"name": skill.name, "path": str(skill.path), "files": len(files) + more,
-                           **for_person(f"Loaded the skill {skill.name}: {skill.description}", body, markdown=True)})
+        files, more = await asyncio.to_thread(skill_files, fresh.directory)
+        return ToolResult(fresh.name, loaded(fresh, body, files, more),
+                          {"name": fresh.name, "path": str(fresh.path), "files": len(files) + more,
+                           **for_person(f"Loaded the skill {fresh.name}: {fresh.description}", body, markdown=True)})
 
 
 def listing(skills: list[Skill]) -> str:

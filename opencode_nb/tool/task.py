@@ -17,7 +17,8 @@ from ..provider.request import ToolSpec
 from .base import Tool, ToolContext, ToolResult, for_person
 
 if TYPE_CHECKING:
-    from ..agent import AgentInfo, AgentRegistry
+    from ..agent.info import AgentInfo
+    from ..agent.registry import AgentRegistry
 
 
 TASK_METADATA = re.compile(r"\n*<task_metadata>.*?</task_metadata>\s*\Z", re.DOTALL)

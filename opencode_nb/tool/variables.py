@@ -23,7 +23,9 @@ from pydantic import BaseModel, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, for_person
-from .support.describe import clip, describe, kind_of, list_namespace, qualified, short_repr
+from .support.describe.common import clip, kind_of, qualified, short_repr
+from .support.describe.listing import list_namespace
+from .support.describe.values import describe
 
 ALLOWED = ('a variable name, optionally followed by attributes and constant subscripts: `df`, `df.price`, '
            '`df["price"]`, `data["train"]`, `items[3]`, `items[-1]`')

@@ -477,7 +477,7 @@ def ended_html(status: str, refused: ToolPart | None = None) -> str:
 
 def task_state(part: ToolPart | None) -> str:
     """How far a task call got, in the word its child section's title uses."""
-    if part is None or part.state.status in ("pending", "running"):
+    if part is None or part.state.status == "pending" or part.state.status == "running":
         return "running"
     if part.state.status == "completed":
         return "done"

@@ -453,13 +453,13 @@ class SessionView:
         if placing and self.reveal is not None:
             self.reveal()  # a person must see a question put to them, however deep the child is
         for call_id, prompt in placing:
-            card = self.cards.get(call_id) if call_id else None
-            if card is not None:
+            asking = self.cards.get(call_id) if call_id else None
+            if asking is not None:
                 if prompt.answered is None:
-                    card.add_prompt(prompt.widget, prompt.request.id)
-                    card.flush(now)
+                    asking.add_prompt(prompt.widget, prompt.request.id)
+                    asking.flush(now)
                 else:
-                    card.prompts.children = (*card.prompts.children, prompt.widget)
+                    asking.prompts.children = (*asking.prompts.children, prompt.widget)
             else:
                 self._order.append(prompt.widget)
         order = tuple(id(w) for w in self._order)

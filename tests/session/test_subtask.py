@@ -296,3 +296,16 @@ async def test_the_model_reads_how_to_continue_a_task_and_people_read_only_the_a
     child_id = call.state.metadata["session_id"]
     assert f"<task_metadata>\nsession_id: {child_id}" in call.state.output
     assert task_answer(call.state.output) == "It is in stats.py."
+
+
+async def test_a_bug_in_a_mentioned_subtask_ends_its_call_as_an_error_and_is_logged(h, monkeypatch, caplog):
+    async def broken(**_):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(h.ws.loop.subtasks, "run", broken)
+    h.script({"text": "Explore broke; I will look myself."})
+    final = await h.prompt("@explore where is the mean computed?")
+    [call] = [p for p in h.tool_parts() if p.tool == "task"]
+    assert call.state.status == "error" and call.state.error == "Task failed: RuntimeError: boom"
+    assert final.finish == "stop"
+    assert any(r.levelname == "ERROR" and "the explore subtask failed" in r.getMessage() for r in caplog.records)

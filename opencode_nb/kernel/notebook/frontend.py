@@ -30,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..futures import fail, settle
+
 log = logging.getLogger(__name__)
 
 COMM_TARGET = "opencode_nb"
@@ -196,7 +198,7 @@ class Frontend:
             return
         future = pending.future
         assert pending.loop is not None
-        pending.loop.call_soon_threadsafe(lambda: future.done() or future.set_result(data))
+        pending.loop.call_soon_threadsafe(settle, future, data)
 
     def _asked(self, comm: Any, data: dict[str, Any]) -> None:
         request_id, action = data.get("request_id"), str(data.get("action"))
@@ -244,7 +246,7 @@ class Frontend:
                 error = FrontendError(f"The front end closed the connection (the page was reloaded or the notebook "
                                       f"closed) before it answered {pending.action}.")
                 future = pending.future
-                pending.loop.call_soon_threadsafe(lambda f=future, e=error: f.done() or f.set_exception(e))
+                pending.loop.call_soon_threadsafe(fail, future, error)
 
     def subscribe(self, callback: Event) -> Callable[[], None]:
         """Be told every event (`cell_done`, …), on the loop running now if any; returns the unsubscriber."""

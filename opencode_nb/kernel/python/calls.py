@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...values import CodeError, CodeRun, NamespaceChanges
+from ..futures import settle
 from .execute import (
     Captured,
     _capture_new_figures,
@@ -75,7 +76,7 @@ class LiveCaller:
                 outcome = self._call(function, args, kwargs, write, captured)
             except BaseException as exc:  # an interrupt landing outside the function itself
                 outcome = (None, CodeError(ename=type(exc).__name__, evalue=str(exc), traceback=""))
-            loop.call_soon_threadsafe(lambda: done.done() or done.set_result(outcome))
+            loop.call_soon_threadsafe(settle, done, outcome)
 
         thread = threading.Thread(target=work, name="opencode-nb-tool", daemon=True)
         thread.start()

@@ -26,7 +26,7 @@ import linecache
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -51,7 +51,7 @@ class Captured:
         return "".join(self.chunks)
 
 
-def run_code(code: str, namespace: MutableMapping[str, Any], *, shell: Any = None,
+def run_code(code: str, namespace: dict[str, Any], *, shell: Any = None,
              on_output: Output | None = None) -> tuple[dict[str, Any] | None, CodeError | None, Captured]:
     """Run `code` in `namespace`; returns (the last value's mime bundle, the error, what was captured).
 
@@ -76,7 +76,8 @@ def run_code(code: str, namespace: MutableMapping[str, Any], *, shell: Any = Non
     linecache.cache[FILENAME] = (len(source), None, source.splitlines(True), FILENAME)  # tracebacks show lines
     last: ast.expr | None = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = tree.body.pop().value
+        last = tree.body[-1].value
+        tree.body.pop()
     value: Any = None
     error: CodeError | None = None
     figures_before = _figure_numbers()

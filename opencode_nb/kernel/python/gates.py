@@ -423,9 +423,9 @@ def fork_refusal(code: str, namespace: Mapping[str, Any], *,
                 return f"the code uses {FORK_UNSAFE[root]}"
     for name in sorted(names_used(code)):
         if name in namespace:
-            root = _unsafe_library(namespace[name])
-            if root is not None:
-                return f"`{name}` involves {FORK_UNSAFE[root]}"
+            unsafe = _unsafe_library(namespace[name])
+            if unsafe is not None:
+                return f"`{name}` involves {FORK_UNSAFE[unsafe]}"
     for root in started_pools()[:1]:
         return (f"the thread pool of {root} has run in this kernel, and a copy that reaches {root} by any route "
                 f"(a frame inside another object, a module looked up by name) waits for it forever")

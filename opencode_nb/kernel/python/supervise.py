@@ -24,6 +24,7 @@ from typing import Literal
 
 from ...sandbox.confine import PYTHON_ONLY, Report
 from ...values import CodeError, CodeRun
+from ..futures import settle
 
 WATCH_INTERVAL_S = 0.05
 """How often the parent looks at the child's private memory."""
@@ -198,6 +199,8 @@ async def supervise(reader: asyncio.StreamReader, kill: Callable[[], None], *, p
     loop = asyncio.get_running_loop()
     outcome = Outcome(ready=startup_s is None)
     stopped = loop.create_future()
+    watching: asyncio.TimerHandle  # both set below, before the loop can call the functions that replace them
+    deadline: asyncio.TimerHandle
 
     def stop(reason: str) -> None:
         if outcome.stopped is None:
@@ -346,7 +349,7 @@ async def reap(pid: int) -> int | None:
         return _reap(pid)
     loop = asyncio.get_running_loop()
     ended = loop.create_future()
-    loop.add_reader(handle, lambda: ended.done() or ended.set_result(None))
+    loop.add_reader(handle, settle, ended, None)
     cancelled = False
     try:
         await asyncio.wait_for(asyncio.shield(ended), timeout=10)

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...errors import DeniedError
-from ...permission import wildcard_match
+from ...permission.wildcard import wildcard_match
 from ...sandbox.protected import AGENT_CONFIG, AGENT_CONFIG_REASON, for_project, hooks_dirs, permitted_write
 from ..base import folder_pattern, inside, relative, workspace_root
 from ..context import ToolContext

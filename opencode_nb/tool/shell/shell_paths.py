@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...secrets import is_secret_file
+from ...secrets.files import is_secret_file
 from .parse import CWD_COMMANDS
 from .parsed import ParsedCommand, Redirect, SimpleCommand
 from .variables import Variables
