@@ -10,19 +10,25 @@ first, until the session's next prompt builds on the state as it is.
 
 Anything the person changed since the agent did (a file edited, a name rebound) is theirs: in a notebook
 page the undo asks (`undo_ask.py`) and writes over it only on a yes; elsewhere it keeps it and says so.
+
+Each part is a `Change` (`FilesChange`, `CellsChange`, `BindingChange`) and one `Engine` walks them, so the
+report is the one `Outcome` they make together; a new kind of change registers in `KINDS` and nowhere else.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import id as ids
 from ..checkpoint.records import UndoReport
-from ..undo.change import Confirm
+from ..undo.change import Change, Confirm, Conflict, Description
+from ..undo.engine import Engine
+from ..undo.outcome import Direction, Outcome
 from .notebook.journal import Files, Journal, Turn, Undone
-from .notebook.undo import Agree
-from .python.live import binding_conflict
+from .notebook.undo import Agree, walk_turn
+from .python.live import BindingChange, binding_conflict
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -70,6 +76,82 @@ def later_in_session(journal: Journal, turn: Turn) -> list[Turn]:
     return [t for t in journal.turns if t is not turn and t.session_id == turn.session_id and t.started > turn.started]
 
 
+class FilesChange(Change):
+    """The files and the history of a span of the session's turns, through `ws.undo`/`ws.redo`.
+
+    The checkpoint service finds the person's edits only as it walks the files, so it asks `confirm` itself, at
+    the moment it would write; `conflicts` has nothing to ask beforehand. `report` keeps what it did, for the
+    redo record."""
+
+    def __init__(self, ws: Workspace, session_id: str, message_id: str | None, confirm: Confirm | None) -> None:
+        self.ws, self.session_id, self.message_id, self.confirm = ws, session_id, message_id, confirm
+        self.report: UndoReport | None = None
+
+    @property
+    def description(self) -> Description:
+        return Description("file", self.message_id or self.session_id)
+
+    async def conflicts(self, direction: Direction) -> list[Conflict]:
+        return []
+
+    async def apply(self, direction: Direction, overwrite: Collection[str]) -> Outcome:
+        """What the service did; empty when it had no turn to take back (or put back) and nothing to say."""
+        try:
+            if direction == "undo":
+                report = await self.ws.undo(self.session_id, to=self.message_id, confirm=self.confirm)
+            else:
+                report = await self.ws.redo(self.session_id, confirm=self.confirm)
+        except Exception as exc:
+            log.exception("the files' %s failed", direction)
+            report = UndoReport(unavailable=str(exc), action=direction)
+        self.report = report
+        if not (report.restored or report.removed or report.kept or report.failed or report.not_undone or
+                report.unavailable is not None):
+            return Outcome(direction)  # no turn, or only the history: `told` says so when nothing else did
+        return report.outcome()
+
+    def told(self, outcome: Outcome) -> str:
+        """The report of a walk this change was part of: when the turns went back in the history alone and
+        nothing else was done, the files' summary ("Took back turn 3: no files to change") says which."""
+        if outcome.empty and self.report is not None and self.report.turns:
+            return self.report.text()
+        return outcome.text()
+
+
+class CellsChange(Change):
+    """One journal turn's cells and the live runs inside it, in one walk (`walk_turn`).
+
+    A name the person rebound is asked through `agree` just before its run is walked, so the agent's own later
+    runs count as the agent's; a cell the person edited is always kept. So there is nothing to ask beforehand."""
+
+    def __init__(self, journal: Journal, notebook: NotebookCells | None, turn: Turn, agree: Agree | None) -> None:
+        self.journal, self.notebook, self.turn, self.agree = journal, notebook, turn, agree
+
+    @property
+    def description(self) -> Description:
+        return Description("cell", self.turn.cell_id or self.turn.id)
+
+    async def conflicts(self, direction: Direction) -> list[Conflict]:
+        return []
+
+    async def apply(self, direction: Direction, overwrite: Collection[str]) -> Outcome:
+        """Undo: the turn leaves the journal, its cells and names go back. Redo: they come back and so does it.
+        Without a notebook an undo only forgets the turn and a redo has nothing to put back."""
+        if direction == "undo":
+            self.journal.remove(self.turn)
+        if self.notebook is None:
+            return Outcome(direction)
+        store, why_not = self.notebook.store_or_why()  # the refusal `take_back` reports too
+        done = await walk_turn(self.turn, store, self.notebook.runner, direction, why_not=why_not, agree=self.agree)
+        if direction == "redo":
+            self.journal.put_back(self.turn)
+        return done
+
+
+KINDS: Sequence[type[Change]] = (FilesChange, CellsChange, BindingChange)
+"""Every kind of change an undo here takes back: the engine refuses any other."""
+
+
 class Rewind:
     """`%agent undo [--to N|MESSAGE]`, `%agent redo` and a card's Undo and Redo, over files, cells and names."""
 
@@ -77,6 +159,7 @@ class Rewind:
         self.journal = journal
         self.ws = ws
         self.notebook = notebook
+        self.engine = Engine(KINDS)
 
     # ------------------------------------------------------------------------------------------ undo
 
@@ -96,17 +179,16 @@ class Rewind:
                 return "No session yet in this notebook: there is no turn to take back."
             message_id, ids = self._from(session_id, to)
             turns = self.journal.session_turns(session_id, ids)
-        files = await self._files("undo", session_id, message_id, confirm) if message_id else None
-        said = []
-        for taken in turns:
-            if self.notebook is not None:
-                said.append(await self.notebook.take_back(taken, agree=self._agree(confirm)))
-            else:
-                self.journal.remove(taken)
-        report = _report(files, said, "undo")
+        files = self._files("undo", session_id, message_id, confirm) if message_id else None
+        agree = self._agree(confirm)
+        cells: list[Change] = [CellsChange(self.journal, self.notebook, t, agree) for t in reversed(turns)]
+        # The files are the turns' latest change to undo, so they go back (and are told) first.
+        done = await self.engine.run([*cells, *([files] if files else [])], "undo", confirm)
+        report = files.told(done) if files else done.text()
         for taken in turns:
             taken.report = report
-        self.journal.redoable.append(Undone(session_id, turns, files is not None and bool(files.turns), report))
+        took_files = files is not None and files.report is not None and bool(files.report.turns)
+        self.journal.redoable.append(Undone(session_id, turns, took_files, report))
         return report
 
     def _from(self, session_id: str, to: str | int | None) -> tuple[str, set[str]]:
@@ -130,11 +212,14 @@ class Rewind:
         """No kept turn changed cells, names or files: bindings made outside any run, or only the history."""
         runner = self.notebook.runner if self.notebook is not None else None
         if runner is not None and runner.records:
-            return runner.undo()
-        files = await self._files("undo", session_id, None, confirm)
-        if files is None or not files.turns:
+            latest = BindingChange(runner, next(reversed(runner.records)))
+            return (await self.engine.run([latest], "undo", confirm)).text()
+        files = self._files("undo", session_id, None, confirm)
+        if files is not None:
+            await self.engine.run([files], "undo", confirm)
+        if files is None or files.report is None or not files.report.turns:
             return "There is no agent change to the namespace left to undo."
-        report = files.text()
+        report = files.report.text()
         self.journal.redoable.append(Undone(session_id, [], True, report))
         return report
 
@@ -150,26 +235,24 @@ class Rewind:
             return "Only the latest undo can be redone: redo the runs undone after this one first (%agent redo)."
         self.journal.redoable.pop()
         turns = list(reversed(undone.turns))
-        files = await self._files("redo", undone.session_id, None, confirm) if undone.files else None
+        files = self._files("redo", undone.session_id, None, confirm) if undone.files else None
         agree = self._agree(confirm)
-        said = [await self.notebook.put_back(t, agree=agree) for t in turns] if self.notebook else []
+        cells: list[Change] = [CellsChange(self.journal, self.notebook, t, agree) for t in turns] \
+            if self.notebook else []
+        done = await self.engine.run([*([files] if files else []), *cells], "redo", confirm)
+        report = files.told(done) if files else done.text()
         for put in turns:
             put.report = None
-        return _report(files, said, "redo")
+        return report
 
     # ------------------------------------------------------------------------------------------ parts
 
-    async def _files(self, action: str, session_id: str | None, message_id: str | None,
-                     confirm: Confirm | None) -> UndoReport | None:
+    def _files(self, action: Direction, session_id: str | None, message_id: str | None,
+               confirm: Confirm | None) -> FilesChange | None:
+        """The session's files as a change, or None where this workspace keeps no checkpoints to undo them by."""
         if session_id is None or files_of(self.ws) is None or not hasattr(self.ws, action):
             return None
-        try:
-            if action == "undo":
-                return await self.ws.undo(session_id, to=message_id, confirm=confirm)  # type: ignore[attr-defined]
-            return await self.ws.redo(session_id, confirm=confirm)  # type: ignore[attr-defined]
-        except Exception as exc:
-            log.exception("the files' %s failed", action)
-            return UndoReport(unavailable=str(exc), action="undo" if action == "undo" else "redo")
+        return FilesChange(self.ws, session_id, message_id, confirm)
 
     def _agree(self, confirm: Confirm | None) -> Agree | None:
         """Asks, name by name, whether to write over what the person rebound (once per name and step)."""
@@ -181,14 +264,3 @@ class Rewind:
             return {n for n in names if await confirm(binding_conflict(runner, run_id, n, redo))}
 
         return agree
-
-
-def _report(files: UndoReport | None, said: list[str], action: str) -> str:
-    """One report: the files' summary (which turns, restored, removed, kept), then the cells and names."""
-    lines = [s for s in said if s and not s.startswith("Nothing ")]
-    if files is not None and (files.restored or files.removed or files.unavailable or files.kept or
-                              (files.turns and not lines)):
-        lines.insert(0, files.text())
-    if not lines:
-        return "Nothing of this turn was left to undo." if action == "undo" else "Nothing was left to redo."
-    return "\n".join(lines)

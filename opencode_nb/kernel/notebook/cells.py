@@ -295,17 +295,17 @@ class NotebookCells:
         """Undo `turn`, the latest or any other (its run's card); returns what was done. `agree`: asks about the
         names the person rebound since (none: they are kept)."""
         self.journal.remove(turn)
-        store, why_not = self._store_or_why()
+        store, why_not = self.store_or_why()
         return await undo_turn(turn, store, self.runner, why_not=why_not, agree=agree)
 
     async def put_back(self, turn: Turn, *, agree: Agree | None = None) -> str:
         """Redo what the latest undo of `turn` took; the turn is kept again, so it can be undone again."""
-        store, why_not = self._store_or_why()
+        store, why_not = self.store_or_why()
         report = await redo_turn(turn, store, self.runner, why_not=why_not, agree=agree)
         self.journal.put_back(turn)
         return report
 
-    def _store_or_why(self) -> tuple[CellStore | None, str | None]:
+    def store_or_why(self) -> tuple[CellStore | None, str | None]:
         try:
             return self._writable(), None
         except NotebookRefused as exc:
