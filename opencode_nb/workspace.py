@@ -50,7 +50,7 @@ from .sandbox.protected import Protected
 from .sandbox.treatment import read_rules
 from .session.deps import LoopDeps
 from .session.loop import SessionLoop
-from .session.models import AssistantMessage, Part
+from .session.models import AssistantMessage, Part, TextPart
 from .session.result import PromptResult, UnattendedDecision
 from .session.service import SessionService
 from .session.store.database import SessionStore
@@ -91,6 +91,8 @@ class Workspace:
         on_question: answers the agents' questions for a script, likewise.
         accept_config: apply a configuration change that agents may have made and that loosens what they may
             do (`config_held` says what); by default it waits for the person and the previous one is used.
+        notebook_defaults: put the notebook's defaults under every config file (file edits and shell commands
+            ask first: `agent/builtin.py` NOTEBOOK_RULES); the kernel does, scripts and the CLI keep OpenCode's.
     """
 
     def __init__(
@@ -103,15 +105,19 @@ class Workspace:
         on_ask: OnAsk | None = None,
         on_question: OnQuestion | None = None,
         accept_config: bool = False,
+        notebook_defaults: bool = False,
     ) -> None:
         self.directory = Path(directory).expanduser().resolve()
+        """Where the person works (a notebook's folder): the agents' relative paths and commands start here, as the
+        kernel's own do; the project around it is `root`."""
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.data_dir = Path(data_dir).expanduser() if data_dir else default_data_dir(self.env)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._forget_data_dir = private.register(self.data_dir)
         """Out of sight of every sandboxed process while this workspace is open (`sandbox/private.py`)."""
         settled = settle_config(self.directory, config, env=self.env, data_dir=self.data_dir,
-                                rules_of=lambda loaded: _effective_rules(loaded, self.data_dir), accept=accept_config)
+                                rules_of=lambda loaded: _effective_rules(loaded, self.data_dir, notebook_defaults),
+                                accept=accept_config)
         self.loaded: LoadedConfig = settled.loaded
         self.config_held: Held | None = settled.held
         """A change of the configuration files, made while agents ran, that loosens what they may do: not applied
@@ -143,6 +149,7 @@ class Workspace:
             tmp_dir=Path(tempfile.gettempdir()),
             where=self.loaded.where,
             refused=self.loaded.refused,
+            notebook=notebook_defaults,
         )
         self.store = SessionStore(self.store_path)
         self.sessions = SessionService(self.store, self.bus, directory=self.directory)
@@ -199,10 +206,14 @@ class Workspace:
         """
         self.checkpoints.warm()
         with self.config_guard.running(session_id), _UnattendedLog(self, session_id) as decisions:
+            notes: list[Part] = []
             if self.mcp:
-                await self.mcp.prepare(session_id, agent or self.agents.default.name)
-            exchange = await self.loop.exchange(session_id, text, agent=agent, model=model, parts=parts or (),
-                                                **options)
+                # A server that could not start says why with the prompt that needed it: on its card, and to the
+                # model, which can then tell the person instead of looking for tools that are not there.
+                notes = [TextPart(session_id=session_id, message_id="", text=note, synthetic=True)
+                         for note in await self.mcp.prepare(session_id, agent or self.agents.default.name)]
+            exchange = await self.loop.exchange(session_id, text, agent=agent, model=model,
+                                                parts=[*(parts or ()), *notes], **options)
         return PromptResult.of_run(session_id, exchange.final, exchange.answers, decisions)
 
     async def command(
@@ -293,7 +304,9 @@ class Workspace:
 
     @property
     def root(self) -> Path:
-        """The git root (or the directory itself): the boundary of "inside the workspace"."""
+        """The git root (or the directory itself), OpenCode's worktree: the boundary of "inside the project",
+        what permission patterns and protected paths are judged from. Relative paths and commands start at
+        `directory` (a notebook's folder) instead."""
         return self.loaded.root
 
     @property
@@ -397,8 +410,8 @@ class _UnattendedLog:
             return False
 
 
-def _effective_rules(loaded: LoadedConfig, data_dir: Path) -> Effective:
+def _effective_rules(loaded: LoadedConfig, data_dir: Path, notebook: bool = False) -> Effective:
     """Every agent's ruleset as a workspace on `loaded` would build it, for judging a configuration change."""
     registry = AgentRegistry(loaded.config, loaded.agents, data_dir=data_dir, tmp_dir=Path(tempfile.gettempdir()),
-                             where=loaded.where)
+                             where=loaded.where, notebook=notebook)
     return {a.name: a.permission for a in registry.list(include_hidden=True)}, registry.default.name

@@ -86,21 +86,25 @@ class ServerCode:
         return out + [f"{path} is gone" for path in sorted(before) if path not in self.files]
 
 
-def server_code(command: list[str], root: Path) -> ServerCode:
-    """The project files `command`, run in `root`, runs (see the module docstring). Reads files: call it on a
-    thread from the event loop."""
+def server_code(command: list[str], root: Path, cwd: Path | None = None) -> ServerCode:
+    """The files of project `root` that `command`, run in `cwd` (`root` by default), runs (see the module
+    docstring). Reads files: call it on a thread from the event loop."""
     root = Path(os.path.realpath(root))
-    found = _Found(root)
+    here = Path(os.path.realpath(cwd)) if cwd is not None else root
+    if not here.is_relative_to(root):
+        here = root
+    found = _Found(root, here)
     words = _words(command)
     for word in words:
         found.add_named(word)
     for module in _modules(words):
-        found.add_module(module, root, root, main=True)
+        found.add_module(module, here, here, main=True)
     for word in words:
-        for manifest in MANIFESTS.get(os.path.basename(word), ()):
-            found.add(root / manifest)
-        if os.path.basename(word) in ENVIRONMENTS:
-            found.add_tree(root / ENVIRONMENTS[os.path.basename(word)])
+        for folder in dict.fromkeys((here, root)):  # a runner finds its project where it runs, or above
+            for manifest in MANIFESTS.get(os.path.basename(word), ()):
+                found.add(folder / manifest)
+            if os.path.basename(word) in ENVIRONMENTS:
+                found.add_tree(folder / ENVIRONMENTS[os.path.basename(word)])
     found.follow_imports()
     for folder in list(found.environments):
         found.add_tree(folder)
@@ -134,8 +138,10 @@ def _modules(words: list[str]) -> Iterator[str]:
 
 
 class _Found:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, here: Path | None = None) -> None:
         self.root = root
+        self.here = here or root
+        """Where the command runs: its relative words start here."""
         self.files: dict[str, str] = {}
         self._python: list[tuple[Path, Path]] = []
         """Python files found, with the folder their plain imports are looked for in first."""
@@ -145,7 +151,7 @@ class _Found:
     def add_named(self, word: str) -> None:
         if not word or word.startswith("-") or "\0" in word:
             return
-        path = Path(word) if os.path.isabs(word) else self.root / word
+        path = Path(word) if os.path.isabs(word) else self.here / word
         self.add(path)
 
     def add(self, path: Path, search: Path | None = None) -> None:
@@ -203,7 +209,7 @@ class _Found:
             file, search = self._python[done]
             done += 1
             for module, anchor in _imports(file):
-                bases = [anchor] if anchor is not None else list(dict.fromkeys([search, self.root]))
+                bases = [anchor] if anchor is not None else list(dict.fromkeys([search, self.here, self.root]))
                 for base in bases:
                     if base.is_relative_to(self.root):
                         self.add_module(module, base, search)

@@ -38,6 +38,10 @@ class ServerEntry:
     project: bool
     """Defined or changed by a project's files: it needs the person's approval before it starts."""
     digest: str
+    folder: Path | None = None
+    """Where a local server's command runs and its relative paths start: the folder of the project's config
+    file that names the command (`python server.py` beside `play/opencode.yaml` runs `play/server.py`); the
+    workspace's working folder for an entry of the person's own configuration. None: the project root."""
 
     @property
     def target(self) -> str:
@@ -51,7 +55,7 @@ class ServerEntry:
         files: call it on a thread from the event loop."""
         if self.config.type != "local":
             return ServerCode({})
-        return server_code(list(self.config.command or []), root)
+        return server_code(list(self.config.command or []), root, self.folder)
 
 
 def server_entries(loaded: LoadedConfig) -> list[ServerEntry]:
@@ -61,8 +65,20 @@ def server_entries(loaded: LoadedConfig) -> list[ServerEntry]:
         sources = {source for path, (source, _) in loaded.origins.items() if path[:2] == ("mcp", name)}
         source, line = loaded.where("mcp", name)
         project = any(_from_project(s, loaded) for s in sources)
-        found.append(ServerEntry(name, config, source, line, project, digest(loaded, name, config)))
+        folder = _run_folder(loaded, loaded.where("mcp", name, "command")[0])
+        found.append(ServerEntry(name, config, source, line, project, digest(loaded, name, config), folder))
     return found
+
+
+def _run_folder(loaded: LoadedConfig, source: str | None) -> Path:
+    """The folder of the project file that wrote a command (a `.opencode/` folder's file: the folder holding
+    it), as relative paths in a config file are read from where the file is; else the working folder."""
+    if source is not None and source not in PERSON_SOURCES and _from_project(source, loaded):
+        path = Path(source)
+        if path.is_absolute() and path.is_relative_to(loaded.root):
+            folder = path.parent
+            return folder.parent if folder.name == ".opencode" else folder
+    return loaded.directory
 
 
 def _from_project(source: str | None, loaded: LoadedConfig) -> bool:

@@ -34,17 +34,28 @@ from ..permission.service import PermissionService
 from ..sandbox.policy import Launch, ShellSandbox
 from ..sandbox.treatment import SandboxedProcess
 from ..tool.registry import ToolRegistry
+from ..tool.shell.process import tool_env
 from . import failure
 from .approval import Approvals
 from .client import ServerClient, Stage, Status
 from .code import ServerCode
 from .entries import ServerEntry, server_entries
 from .launch import local_streams, log_path
+from .program import missing_program
 from .remote import remote_openers
 from .runners import start_timeout_s
 from .tool import McpTool, could_collide, distinct_name, renamed_note, tool_name
 
 APPROVAL_PERMISSION = "mcp"
+
+PROMPT_NOTE_START = "(MCP: "
+"""How the note a prompt carries about a server that could not start begins: the card shows it to the person,
+and the model reads it beside the prompt."""
+
+
+def prompt_note(why: str) -> str:
+    """The note of the prompt that needed a server which could not start (`why` begins in lower case)."""
+    return f"{PROMPT_NOTE_START}{why[:1].upper()}{why[1:].rstrip('.')}. Its tools are not offered in this prompt.)"
 
 
 @dataclass(frozen=True)
@@ -82,23 +93,33 @@ class McpServers:
         self._launch: dict[str, Launch] = {}
         self._processes: dict[str, SandboxedProcess] = {}
         self._asking: set[str] = set()
+        self.missing: dict[str, str] = {}
+        """Local servers whose program is not there, with what to install: neither asked about nor started."""
 
     def __bool__(self) -> bool:
         return bool(self.entries)
 
-    async def prepare(self, session_id: str, agent: str) -> None:
+    async def prepare(self, session_id: str, agent: str) -> list[str]:
         """Before a prompt: ask about project servers not yet approved, start what may start, and wait (bounded)
-        for servers still starting. Never raises: a server that cannot start is listed as failed.
+        for servers still starting. Never raises: a server that cannot start is listed as failed, and the
+        returned notes (`prompt_note`) say why, for the prompt that needed it.
+
+        A server whose program is not installed is said to be missing before anybody is asked to approve it:
+        an approval would let nothing start.
 
         First, what running servers made at protected paths since their last check is moved away: the prompt
         is about to read the instructions, skills and agents (`sandbox/treatment.py`)."""
         for process in self._processes.values():
             process.check()
         starting: list[ServerClient] = []
+        tried: list[str] = []
         for entry in self.entries.values():
             if not entry.config.enabled or entry.name in self.refused:
                 continue
             client = self.clients.get(entry.name)
+            if (client is None or client.status in ("idle", "failed")) and self._program_missing(entry):
+                tried.append(entry.name)
+                continue
             if entry.project and (client is None or client.status in ("idle", "failed")):  # about to start
                 code = await asyncio.to_thread(entry.code, self.loaded.root)
                 if not self.approvals.approved(entry, code) and not await self._approve(entry, session_id, agent,
@@ -108,11 +129,33 @@ class McpServers:
                 client = self.clients[entry.name] = self._client(entry)
             if client.status == "idle" or (client.status == "failed" and not self._tool_ids.get(entry.name)):
                 client.start()  # a server whose tools were never listed has no tool whose call would restart it
+                tried.append(entry.name)
             if client.status == "starting":
                 starting.append(client)
         if starting:
             await asyncio.gather(*(c.started() for c in starting))
         self._say_missing()
+        return [prompt_note(why) for name in tried if (why := self._why_not_started(name)) is not None]
+
+    def _folder(self, entry: ServerEntry) -> Path:
+        return entry.folder or self.loaded.root
+
+    def _program_missing(self, entry: ServerEntry) -> bool:
+        """Look for a local server's program again (it may have been installed meanwhile); record why not."""
+        why = missing_program(entry, self._folder(entry), {**tool_env(), **entry.config.environment})
+        if why is None:
+            self.missing.pop(entry.name, None)
+            return False
+        self.missing[entry.name] = why
+        return True
+
+    def _why_not_started(self, name: str) -> str | None:
+        if name in self.missing:
+            return self.missing[name]
+        client = self.clients.get(name)
+        if client is None or client.status != "failed" or self._tool_ids.get(name):
+            return None
+        return f"the MCP server {name} did not start: {client.error}"
 
     def _say_missing(self) -> None:
         """A server whose tools were never listed leaves why where a call of one of its tools finds it
@@ -120,7 +163,9 @@ class McpServers:
         for entry in self.entries.values():
             prefix = tool_name(entry.name, "")
             client = self.clients.get(entry.name)
-            if client is None or self._tool_ids.get(entry.name):
+            if entry.name in self.missing and not self._tool_ids.get(entry.name):
+                self.registry.unavailable[prefix] = self.missing[entry.name]
+            elif client is None or self._tool_ids.get(entry.name):
                 self.registry.unavailable.pop(prefix, None)
             elif client.status == "failed":
                 self.registry.unavailable[prefix] = f"the MCP server {entry.name} did not start: {client.error}"
@@ -170,7 +215,7 @@ class McpServers:
                     raise PolicyRefusedError(f"the project files it runs changed since the person approved it "
                                              f"({changed}); the next prompt asks the person again")
             client = self.clients.get(entry.name)
-            async with local_streams(entry, sandbox=self.sandbox, cwd=self.loaded.root, data_dir=self.data_dir,
+            async with local_streams(entry, sandbox=self.sandbox, cwd=self._folder(entry), data_dir=self.data_dir,
                                      network_rules=self.network_rules,
                                      caller_ask=lambda: client.asking if client is not None else None,
                                      on_launch=lambda launch: self._launch.__setitem__(entry.name, launch),
@@ -242,6 +287,8 @@ class McpServers:
                 out.append(ServerState(entry, "disabled"))
             elif entry.name in self.refused:
                 out.append(ServerState(entry, "refused", self.refused[entry.name]))
+            elif entry.name in self.missing and (client is None or client.status in ("idle", "failed")):
+                out.append(ServerState(entry, "failed", self.missing[entry.name]))
             elif client is None:
                 waiting = entry.project and not self.approvals.approved(entry, entry.code(self.loaded.root))
                 out.append(ServerState(entry, "waiting" if waiting else "idle"))

@@ -245,7 +245,7 @@ class SessionLoop:
             tools_now = self.tools_for(agent, ruleset, user)
             specs = [t.spec_for(agent, deps.agents) for t in tools_now.values()]
             setup = StepSetup(ruleset, tools_now, self._system(state, agent, model_id, user),
-                              reminders(deps.sessions, state, agent), specs)
+                              reminders(deps.sessions, state, agent, root=deps.root, directory=deps.directory), specs)
             state.setup[key] = setup
         ruleset, tools, system_blocks, notes, specs = setup
         attempt = 0
@@ -317,7 +317,7 @@ class SessionLoop:
         deps = self.deps
         env = state.environment.get(model_id)
         if env is None:
-            env = system.environment_block(deps.directory, deps.root, model_id, tree=system.file_tree(deps.root))
+            env = system.environment_block(deps.directory, deps.root, model_id, tree=system.file_tree(deps.directory))
             if deps.kernel is not None:
                 env += "\n" + system.notebook_block(deps.kernel)
             state.environment[model_id] = env
@@ -359,7 +359,8 @@ class SessionLoop:
             ruleset, deps.permissions.grants(session_id), agent.name))
         return ToolContext(
             session_id=session_id, message_id=part.message_id, call_id=part.call_id, agent=agent.name,
-            directory=deps.root, data_dir=deps.data_dir, ask=ask, update=update, todos=deps.sessions,
+            directory=deps.directory, root=deps.root, data_dir=deps.data_dir, ask=ask, update=update,
+            todos=deps.sessions,
             questions=deps.questions, tasks=self.subtasks, switch_agent=switch_agent,
             plan_path=plan_path(deps.sessions, session_id), model=model_id, kernel=deps.kernel,
             notebook=deps.notebook, sandbox=sandbox,

@@ -7,6 +7,8 @@ planning is told that the mode changed.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..agent.info import AgentInfo
@@ -31,9 +33,21 @@ def plan_path(sessions: Sessions, session_id: str) -> str:
     return f"{PLAN_DIR}/{root.slug or root.id}.md"
 
 
-def reminders(sessions: Sessions, state: RunState, agent: AgentInfo) -> list[str]:
+def as_written(plan: str, root: Path, directory: Path) -> str:
+    """The plan's path as the model writes it: relative paths start at the working folder (a notebook's), while
+    the plan lives under the project root; from the root itself it is the plan path unchanged."""
+    if directory.resolve() == root.resolve():
+        return plan
+    return Path(os.path.relpath(root.resolve() / plan, directory.resolve())).as_posix()
+
+
+def reminders(sessions: Sessions, state: RunState, agent: AgentInfo, *, root: Path | None = None,
+              directory: Path | None = None) -> list[str]:
     if agent.name == "plan":
-        return [prompt_text("plan_reminder").format(plan_path=plan_path(sessions, state.session_id))]
+        plan = plan_path(sessions, state.session_id)
+        if root is not None and directory is not None:
+            plan = as_written(plan, root, directory)
+        return [prompt_text("plan_reminder").format(plan_path=plan)]
     if agent.name == "build" and _previous_agent(state) == "plan":
         return [prompt_text("build_switch")]
     return []

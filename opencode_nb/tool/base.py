@@ -31,6 +31,7 @@ Tools see the world only through `ToolContext`. They never import the loop or th
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -361,6 +362,12 @@ def _description(module: str, tool_id: str) -> str:
 
 
 def workspace_root(ctx: ToolContext) -> Path:
+    """The project's root: the bounds of "inside", and what permission patterns are relative to."""
+    return (ctx.root or ctx.directory).resolve()
+
+
+def working_folder(ctx: ToolContext) -> Path:
+    """Where relative paths and commands start: the folder the person works in (a notebook's)."""
     return ctx.directory.resolve()
 
 
@@ -369,11 +376,19 @@ def inside(path: Path, root: Path) -> bool:
 
 
 def relative(ctx: ToolContext, path: Path) -> str:
-    """A path as permission patterns and titles show it: relative inside the workspace, else absolute."""
+    """A path as permission patterns name it: relative to the project root inside the project, else absolute."""
     root = workspace_root(ctx)
     if path == root:
         return "."
     return path.relative_to(root).as_posix() if inside(path, root) else path.as_posix()
+
+
+def shown(ctx: ToolContext, path: Path) -> str:
+    """A path as the model and the person read it: relative to the working folder inside the project (`notes.md`,
+    `../src/x.py`), so that it can be given back as it is; absolute outside the project."""
+    if not inside(path, workspace_root(ctx)):
+        return path.as_posix()
+    return Path(os.path.relpath(path, working_folder(ctx))).as_posix()
 
 
 def folder_pattern(folder: Path) -> str:

@@ -1,4 +1,4 @@
-"""bash: run a shell command in the workspace, streaming its output.
+"""bash: run a shell command in the working folder (a notebook's), streaming its output.
 
 Before anything runs, the line is checked (see `shell/parse.py`): every command in it, as it will run
 (quotes, paths and wrappers seen through), and every statement without a command word. Paths it names
@@ -29,7 +29,16 @@ from ..permission.rules import evaluate
 from ..sandbox.policy import Launch
 from ..sandbox.protected import AGENT_CONFIG, AGENT_CONFIG_REASON, Protected, for_project, undo_note
 from ..sandbox.treatment import shown_for
-from .base import OUTPUT_FOLDER, Tool, ToolContext, ToolResult, folder_pattern, for_person, workspace_root
+from .base import (
+    OUTPUT_FOLDER,
+    Tool,
+    ToolContext,
+    ToolResult,
+    folder_pattern,
+    for_person,
+    working_folder,
+    workspace_root,
+)
 from .files.access import GIT_PERMISSION, GIT_REASON, hooks_dirs, in_git_dir
 from .shell.parse import PROBE, command_patterns, parse_command
 from .shell.parsed import Hidden, ParsedCommand
@@ -49,7 +58,7 @@ MAX_TIMEOUT_S = 600
 
 
 class BashParams(BaseModel):
-    command: str = Field(description="The shell command to run (bash syntax), from the project root")
+    command: str = Field(description="The shell command to run (bash syntax), from the working directory")
     timeout: float | None = Field(
         None, gt=0, json_schema_extra={"maximum": MAX_TIMEOUT_S},
         description=f"Seconds before the command is killed (default {DEFAULT_TIMEOUT_S}, at most {MAX_TIMEOUT_S})",
@@ -80,12 +89,12 @@ class BashTool(Tool[BashParams]):
             raise ToolError(f"The command is {size:,} bytes long; the system passes at most {MAX_COMMAND_BYTES:,} "
                             "bytes as one command. Write the long part (a script, a here-document, data) to a file "
                             "with the write tool, then run that file (e.g. `bash script.sh`).")
-        root = workspace_root(ctx)
-        parsed = parse_command(command, cwd=root)
+        root, here = workspace_root(ctx), working_folder(ctx)
+        parsed = parse_command(command, cwd=here, root=root)
         # A line may write many paths: the project's git config is read once for them all, not once per path.
         protected = for_project(root, ctx.directory, ctx.sandbox.policy.protected if ctx.sandbox else None)
         in_git = partial(in_git_dir, hooks=cache(hooks_dirs))
-        paths = check_paths(parsed, root, root, git_dir=lambda path, top: in_git(path, top) or protected.covers(path))
+        paths = check_paths(parsed, here, root, git_dir=lambda path, top: in_git(path, top) or protected.covers(path))
         approved = await _ask_paths(ctx, command, paths, protected)
         await _ask_secret_files(ctx, command, paths)
         # A hook or a config key written under .git runs the next time anyone runs git: code no rule sees.
@@ -99,7 +108,7 @@ class BashTool(Tool[BashParams]):
         shown = shown_for(ctx.rules("external_directory"), approved) if ctx.rules is not None else None
         launch = (await ctx.sandbox.prepare(command, ctx.ask, shown=shown)
                   if ctx.sandbox is not None else Launch())
-        run = ShellRun(command, cwd=ctx.directory, output_dir=ctx.data_dir / OUTPUT_FOLDER,
+        run = ShellRun(command, cwd=here, output_dir=ctx.data_dir / OUTPUT_FOLDER,
                        on_output=lambda tail: ctx.update(None, {"output": tail}), launch=launch)
         await run.wait(timeout_s)
         secrets.refresh()  # a `.env` the command wrote: its values are hidden before the output is stored

@@ -147,11 +147,15 @@ class ToolContext:
     agent: str
     """The name of the agent making the call."""
     directory: Path
-    """The workspace root: relative paths are resolved against it, and leaving it asks first."""
+    """Where the person works (a notebook's folder): relative paths and commands start here."""
     data_dir: Path
     """Where truncated outputs are saved (`data_dir/tool-output/`)."""
     ask: Ask
     update: Update = _no_update
+    root: Path | None = None
+    """The project's root (the git worktree), when it is not `directory`: what lies inside the project, the
+    protected files and the paths permission patterns name are judged from it, and leaving it asks first.
+    Kept apart from `directory` as OpenCode keeps its worktree apart from the instance's directory."""
     todos: TodoStore | None = None
     """The session's todo list; None where a run keeps none."""
     questions: QuestionService | None = None
@@ -161,7 +165,7 @@ class ToolContext:
     switch_agent: AgentSwitch | None = None
     """Hands the session to another agent; None outside a loop run."""
     plan_path: str | None = None
-    """Where this session's plan lives, relative to the root (`.opencode/plans/<slug>.md`)."""
+    """Where this session's plan lives, relative to the project root (`.opencode/plans/<slug>.md`)."""
     model: str | None = None
     """The model of the calling step (`provider/model`), which a subagent without its own model inherits."""
     kernel: KernelBridge | None = None

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult, for_person, relative
+from .base import Tool, ToolContext, ToolResult, for_person, relative, shown
 from .files.access import ask_agent_config, ask_git_internals, ask_hard_link
 from .files.textfile import changing, diff_counts, read_text, require_file, unified_diff, write_text
 
 
 class EditParams(BaseModel):
-    path: str = Field(description="Path of the file to change, relative to the project root or absolute")
+    path: str = Field(description="Path of the file to change, relative to the working directory or absolute")
     old_string: str = Field(description="The exact text to replace, copied from the file (empty to create a file)")
     new_string: str = Field(description="The text to put in its place (must differ from old_string)")
     replace_all: bool = Field(False, description="Replace every occurrence of old_string, not just one unique match")
@@ -49,7 +49,7 @@ class EditTool(Tool[EditParams]):
                             "replacement text in new_string.")
         async with changing(ctx, params.path) as opened:
             path = opened.path
-            title = relative(ctx, path)
+            title, pattern = shown(ctx, path), relative(ctx, path)
             require_file(opened, title, missing_ok=params.old_string == "")
             old = read_text(opened, title)
             if params.old_string == "":
@@ -60,8 +60,8 @@ class EditTool(Tool[EditParams]):
             else:
                 new, how = apply_edit(old, params.old_string, params.new_string, params.replace_all, title)
             diff = unified_diff(title, old, new)
-            await ctx.ask("edit", [title], always=["*"], metadata={"path": str(path), "diff": diff})
-            await ask_git_internals(ctx, path, title, diff)
+            await ctx.ask("edit", [pattern], always=["*"], metadata={"path": str(path), "diff": diff})
+            await ask_git_internals(ctx, path, pattern, diff)
             await ask_agent_config(ctx, path, title, diff)
             await ask_hard_link(ctx, opened, title)
             await write_text(opened, new, title)

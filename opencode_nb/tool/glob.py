@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult, for_person, inside, relative, workspace_root
+from .base import Tool, ToolContext, ToolResult, for_person, inside, shown, workspace_root
 from .files.access import open_checked
 from .files.globpattern import glob_matcher, split_absolute
 from .files.ignore import IgnoreRules
@@ -24,7 +24,7 @@ LIMIT = 100
 
 class GlobParams(BaseModel):
     pattern: str = Field(description='Glob pattern such as "**/*.py", "notebooks/*.ipynb" or "*.{csv,parquet}"')
-    path: str | None = Field(None, description="Directory to search in; defaults to the project root")
+    path: str | None = Field(None, description="Directory to search in; defaults to the working directory")
 
 
 class GlobTool(Tool[GlobParams]):
@@ -42,21 +42,21 @@ class GlobTool(Tool[GlobParams]):
             folder = opened.path
             await ctx.ask("glob", [params.pattern], always=["*"], metadata={"path": str(folder)})
             if opened.kind == "error":
-                raise ToolError(open_error(opened, relative(ctx, folder)))
+                raise ToolError(open_error(opened, shown(ctx, folder)))
             if opened.kind != "dir":
-                raise ToolError(f"Directory not found: {relative(ctx, folder)}. Give an existing directory as path.")
+                raise ToolError(f"Directory not found: {shown(ctx, folder)}. Give an existing directory as path.")
             root = workspace_root(ctx)
             rules = IgnoreRules(folder, root if inside(folder, root) else None)
             matched = await asyncio.to_thread(find_files, rules, matches, opened.fd)
-        shown = [relative(ctx, p) for p in matched[:LIMIT]]
-        text = "\n".join(shown) or f"No files match {params.pattern} in {relative(ctx, folder)}."
+        names = [shown(ctx, p) for p in matched[:LIMIT]]
+        text = "\n".join(names) or f"No files match {params.pattern} in {shown(ctx, folder)}."
         count = f"{len(matched)} file{'s' * (len(matched) != 1)} match"
         said = f"{count}; showing the {LIMIT} most recently modified" if len(matched) > LIMIT else count
-        person = for_person(said if matched else text.removesuffix("."), "\n".join(shown))
+        person = for_person(said if matched else text.removesuffix("."), "\n".join(names))
         if len(matched) > LIMIT:
             text += (f"\n\n(Showing the {LIMIT} most recently modified of {len(matched)} files. Use a more specific "
                      "pattern or path to see the others.)")
-        return ToolResult(relative(ctx, folder), text, {"count": len(matched), "path": str(folder), **person})
+        return ToolResult(shown(ctx, folder), text, {"count": len(matched), "path": str(folder), **person})
 
 
 def find_files(rules: IgnoreRules, matches: Callable[[PurePosixPath], bool], top_fd: int | None = None) -> list[Path]:

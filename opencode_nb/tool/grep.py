@@ -45,7 +45,7 @@ from pydantic import BaseModel, Field
 from .. import secrets
 from ..errors import ToolError
 from ..permission.rules import evaluate
-from .base import Tool, ToolContext, ToolResult, for_person, inside, relative, workspace_root
+from .base import Tool, ToolContext, ToolResult, for_person, inside, relative, shown, workspace_root
 from .files.access import open_checked, other_names
 from .files.globpattern import glob_matcher
 from .files.ignore import ALWAYS_IGNORED, IgnoreRules
@@ -73,7 +73,7 @@ Match = tuple[Path, int, str]
 
 class GrepParams(BaseModel):
     pattern: str = Field(description=r"Regular expression to search file contents for, e.g. 'def \w+_loss\('")
-    path: str | None = Field(None, description="Directory (or single file) to search; defaults to the project root")
+    path: str | None = Field(None, description="Directory (or single file) to search; defaults to the working folder")
     include: str | None = Field(None, description='Only search files matching this glob, e.g. "*.py" or "*.{py,ipynb}"')
 
 
@@ -92,11 +92,11 @@ class GrepTool(Tool[GrepParams]):
             target = opened.path
             await ctx.ask("grep", [params.pattern], always=["*"], metadata={"path": str(target)})
             if opened.kind == "missing":
-                raise ToolError(f"Path not found: {relative(ctx, target)}. Give an existing directory or file as path.")
+                raise ToolError(f"Path not found: {shown(ctx, target)}. Give an existing directory or file as path.")
             if opened.kind == "error":
-                raise ToolError(open_error(opened, relative(ctx, target)))
+                raise ToolError(open_error(opened, shown(ctx, target)))
             if opened.kind == "other":
-                raise ToolError(f"{relative(ctx, target)} is not a regular file (a device, FIFO or socket), so it is "
+                raise ToolError(f"{shown(ctx, target)} is not a regular file (a device, FIFO or socket), so it is "
                                 "not searched.")
             if opened.kind == "file" and secrets.is_secret_file(relative(ctx, target)):
                 title = relative(ctx, target)
@@ -111,11 +111,11 @@ class GrepTool(Tool[GrepParams]):
                 rules = IgnoreRules(top, root if inside(top, root) else None)
                 found = await asyncio.to_thread(search_python, compiled, opened, included, rules, withheld)
             await asyncio.to_thread(withheld.learn_shown, found.matches)
-        text = format_matches(order(found.matches), lambda p: relative(ctx, p), found.complete)
+        text = format_matches(order(found.matches), lambda p: shown(ctx, p), found.complete)
         person = for_person(matches_summary(found.matches, found.complete and not found.out_of_time),
                             text.split("\n\n(Showing ")[0])
         text += withheld.note()
-        text += found.notes(lambda p: relative(ctx, p))
+        text += found.notes(lambda p: shown(ctx, p))
         return ToolResult(params.pattern, text, {**person,
             "matches": len(found.matches), "complete": found.complete and not found.out_of_time,
             "engine": "rg" if rg else "python", "slow_files": len(found.slow), "withheld": len(withheld.paths),
@@ -174,7 +174,7 @@ class _Withheld:
         return self._secrets_note() + self._linked_note()
 
     def _listed(self, paths: list[Path]) -> tuple[str, bool]:
-        names = sorted(relative(self.ctx, p) for p in paths)
+        names = sorted(shown(self.ctx, p) for p in paths)
         return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else ""), len(names) != 1
 
     def _secrets_note(self) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult, for_person, inside, relative, workspace_root
+from .base import Tool, ToolContext, ToolResult, for_person, inside, relative, shown, workspace_root
 from .files.access import open_checked
 from .files.ignore import IgnoreRules
 from .files.safeopen import Opened
@@ -23,7 +23,7 @@ LIMIT = 100
 
 
 class ListParams(BaseModel):
-    path: str = Field(".", description="Directory to list, relative to the project root or absolute")
+    path: str = Field(".", description="Directory to list, relative to the working directory or absolute")
     ignore: list[str] = Field(default_factory=list,
                               description='Extra gitignore-style patterns to skip, e.g. ["*.csv", "data/"]')
 
@@ -35,8 +35,8 @@ class ListTool(Tool[ListParams]):
     async def execute(self, params: ListParams, ctx: ToolContext) -> ToolResult:
         with await open_checked(ctx, params.path, folders=True, reads=False) as opened:
             folder = opened.path
-            title = relative(ctx, folder)
-            await ctx.ask("list", [title], always=["*"], metadata={"path": str(folder)})
+            title = shown(ctx, folder)
+            await ctx.ask("list", [relative(ctx, folder)], always=["*"], metadata={"path": str(folder)})
             require_folder(opened, title)
             root = workspace_root(ctx)
             rules = IgnoreRules(folder, root if inside(folder, root) else None, params.ignore)

@@ -1,7 +1,8 @@
 """read: a file's lines, numbered; images as attachments; notebooks as cells.
 
-Reading asks `read` with the path relative to the workspace; a path that leaves the workspace (as written,
-as its links resolve, or as the opened file really is) asks `external_directory` for its folder first.
+A relative path starts at the working folder (a notebook's folder). Reading asks `read` with the path relative
+to the project root; a path that leaves the project (as written, as its links resolve, or as the opened file
+really is) asks `external_directory` for its folder first.
 The file is opened once and read through that descriptor, so a link flipped after the check cannot send
 the read elsewhere (`files/safeopen`). Permission comes before anything about the file is said, so a
 refused read does not even reveal whether the file exists. A file that conventionally holds secrets (`.env`,
@@ -15,6 +16,7 @@ import asyncio
 import base64
 import difflib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -22,7 +24,7 @@ from pydantic import BaseModel, Field
 from .. import secrets
 from ..errors import ToolError
 from ..values import Attachment
-from .base import MAX_OUTPUT_BYTES, Tool, ToolContext, ToolResult, for_person, relative, workspace_root
+from .base import MAX_OUTPUT_BYTES, Tool, ToolContext, ToolResult, for_person, relative, shown, workspace_root
 from .files.access import open_checked
 from .files.ignore import IgnoreRules
 from .files.safeopen import open_path
@@ -50,7 +52,7 @@ BINARY_SUFFIXES = frozenset({
 
 
 class ReadParams(BaseModel):
-    path: str = Field(description="Path of the file to read, relative to the project root or absolute")
+    path: str = Field(description="Path of the file to read, relative to the working directory or absolute")
     offset: int | None = Field(None, ge=1, description="Line number to start reading at (1-based)")
     limit: int | None = Field(None, ge=1, description=f"Number of lines to read (default and maximum {DEFAULT_LIMIT})")
 
@@ -62,21 +64,22 @@ class ReadTool(Tool[ReadParams]):
     async def execute(self, params: ReadParams, ctx: ToolContext) -> ToolResult:
         with await open_checked(ctx, params.path, folders=False) as opened:
             path = opened.path
-            title = relative(ctx, path)
+            title, pattern = shown(ctx, path), relative(ctx, path)
             # "Always" for a file that holds secrets grants that file, not every read from then on.
-            secret = secrets.is_secret_file(title)
-            await ctx.ask("read", [title], always=[title] if secret else ["*"], metadata={"path": str(path)})
+            secret = secrets.is_secret_file(pattern)
+            await ctx.ask("read", [pattern], always=[pattern] if secret else ["*"], metadata={"path": str(path)})
             if opened.kind == "dir":
                 raise ToolError(f"{title} is a directory, not a file. Use the list tool to see what is in it.")
             if opened.kind == "missing":
-                raise ToolError(await asyncio.to_thread(missing_file_message, path, title, workspace_root(ctx)))
+                raise ToolError(await asyncio.to_thread(missing_file_message, path, title, workspace_root(ctx),
+                                                        lambda found: shown(ctx, found)))
             if opened.kind == "other":
                 raise ToolError(f"{title} is not a regular file (a device, FIFO or socket), so it is not read.")
             if opened.kind == "error":
                 raise ToolError(open_error(opened, title))
             data = await asyncio.to_thread(opened.read_bytes)
         if secret:
-            secrets.learn_file(title, data.decode("utf-8", errors="replace"))
+            secrets.learn_file(pattern, data.decode("utf-8", errors="replace"))
         mime = image_type(path, data)
         if mime is not None:
             return _image(data, mime, title, path.name)
@@ -169,8 +172,9 @@ SEARCH_LIMIT = 20_000
 """Files looked at when searching the workspace for a missing file's name."""
 
 
-def missing_file_message(path: Path, title: str, root: Path) -> str:
-    """`File not found`, with up to three similarly named files: nearby first, then anywhere in the workspace."""
+def missing_file_message(path: Path, title: str, root: Path, show: Callable[[Path], str] | None = None) -> str:
+    """`File not found`, with up to three similarly named files: nearby first, then anywhere in the project;
+    each as `show` names it (by default relative to `root`)."""
     near: list[Path] = []
     folder = path.parent
     with open_path(folder) as opened:  # the folder itself, not whatever a link swapped in meanwhile points at
@@ -191,6 +195,7 @@ def missing_file_message(path: Path, title: str, root: Path) -> str:
         except OSError:  # the project's root is being moved about: no suggestions then
             pass
         near += same[: 3 - len(near)]
-    shown = [p.relative_to(root).as_posix() if root in p.parents else str(p) for p in near]
-    hint = ("\nDid you mean one of these?\n" + "\n".join(f"- {s}" for s in shown)) if shown else ""
+    named = [show(p) if show is not None else p.relative_to(root).as_posix() if root in p.parents else str(p)
+             for p in near]
+    hint = ("\nDid you mean one of these?\n" + "\n".join(f"- {s}" for s in named)) if named else ""
     return f"File not found: {title}{hint}"

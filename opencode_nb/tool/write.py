@@ -10,13 +10,13 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext, ToolResult, for_person, relative
+from .base import Tool, ToolContext, ToolResult, for_person, relative, shown
 from .files.access import ask_agent_config, ask_git_internals, ask_hard_link
 from .files.textfile import changing, diff_counts, read_text, require_file, unified_diff, write_text
 
 
 class WriteParams(BaseModel):
-    path: str = Field(description="Path of the file to write, relative to the project root or absolute")
+    path: str = Field(description="Path of the file to write, relative to the working directory or absolute")
     content: str = Field(description="The complete new content of the file")
 
 
@@ -27,7 +27,7 @@ class WriteTool(Tool[WriteParams]):
     async def execute(self, params: WriteParams, ctx: ToolContext) -> ToolResult:
         async with changing(ctx, params.path) as opened:
             path = opened.path
-            title = relative(ctx, path)
+            title, pattern = shown(ctx, path), relative(ctx, path)
             require_file(opened, title, missing_ok=True)
             existed = opened.kind == "file"
             try:
@@ -35,8 +35,8 @@ class WriteTool(Tool[WriteParams]):
                 diff = unified_diff(title, old, params.content)
             except ToolError:  # not text: it is replaced whole, there is no line diff to show
                 old, diff = "", f"(the non-text file {title} is replaced by {len(params.content)} characters of text)\n"
-            await ctx.ask("edit", [title], always=["*"], metadata={"path": str(path), "diff": diff})
-            await ask_git_internals(ctx, path, title, diff)
+            await ctx.ask("edit", [pattern], always=["*"], metadata={"path": str(path), "diff": diff})
+            await ask_git_internals(ctx, path, pattern, diff)
             await ask_agent_config(ctx, path, title, diff)
             await ask_hard_link(ctx, opened, title)
             await write_text(opened, params.content, title)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import REJECTED, person_summary
+from ..mcp.servers import PROMPT_NOTE_START
 from ..question.service import DISMISSED
 from ..session.models import ReasoningPart, TextPart, ToolPart
 from ..tool.base import person_text
@@ -117,6 +118,8 @@ def synthetic_line(text: str, agent: str | None = None) -> str:
     "" when there is nothing for the person: the note itself is the model's."""
     if agent:
         return f"@{agent} takes over"
+    if text.startswith(PROMPT_NOTE_START):  # an MCP server this prompt needed could not start: why
+        return text.removeprefix(PROMPT_NOTE_START).removesuffix(")")
     mention = MENTION.match(text.strip())
     return f"@{mention[1]}: its description was given to the agent" if mention else ""
 

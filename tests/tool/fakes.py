@@ -48,14 +48,14 @@ class RecordingContext(ToolContext):
 
     def __init__(self, directory: Path, *, deny: Iterable[str] = (), reject: Iterable[str] = (),
                  correct: dict[str, str] | None = None, questions: Any = None, agent: str = "build",
-                 data_dir: Path | None = None) -> None:
+                 data_dir: Path | None = None, root: Path | None = None) -> None:
         self.asked: list[Asked] = []
         self.updates: list[tuple[str | None, dict[str, Any] | None]] = []
         self.todo_store = MemoryTodos()
         self._deny, self._reject, self._correct = set(deny), set(reject), dict(correct or {})
         super().__init__(session_id="ses_test", message_id="msg_test", call_id="call_1", agent=agent,
                          directory=directory, data_dir=data_dir or directory.parent / "data", ask=self._ask,
-                         update=self._update, todos=self.todo_store, questions=questions)
+                         update=self._update, todos=self.todo_store, questions=questions, root=root)
 
     async def _ask(self, permission: str, patterns: list[str], always: list[str] | None = None,
                    metadata: dict[str, Any] | None = None, *, always_ask: bool = False) -> None:

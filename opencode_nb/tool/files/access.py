@@ -40,7 +40,7 @@ from pathlib import Path
 from ...errors import DeniedError
 from ...permission.wildcard import wildcard_match
 from ...sandbox.protected import AGENT_CONFIG, AGENT_CONFIG_REASON, for_project, hooks_dirs, permitted_write
-from ..base import folder_pattern, inside, relative, workspace_root
+from ..base import folder_pattern, inside, shown, working_folder, workspace_root
 from ..context import ToolContext
 from .safeopen import Opened, open_path
 
@@ -61,8 +61,8 @@ def locate(ctx: ToolContext, raw: str) -> tuple[Path, Path]:
         given = Path(raw).expanduser()
     except RuntimeError:  # `~name` of no such user: a literal folder name, as a shell would leave it
         given = Path(raw)
-    if not given.is_absolute():
-        given = ctx.directory / given
+    if not given.is_absolute():  # from the folder the person works in, as their own code's paths are
+        given = working_folder(ctx) / given
     written = Path(os.path.normpath(given))
     for _ in range(RESOLVE_TRIES):
         try:
@@ -124,7 +124,7 @@ async def open_checked(ctx: ToolContext, raw: str, *, folders: bool, reads: bool
     try:
         await outside.check(opened.path)
         if reads:
-            await ask_hard_link(ctx, opened, relative(ctx, opened.path), writing=False)
+            await ask_hard_link(ctx, opened, shown(ctx, opened.path), writing=False)
     except BaseException:
         opened.close()
         raise
@@ -144,11 +144,12 @@ def in_git_dir(path: Path, root: Path, hooks: Callable[[Path], list[Path]] | Non
     return any(path == folder or folder in path.parents for folder in (hooks or hooks_dirs)(root))
 
 
-async def ask_git_internals(ctx: ToolContext, path: Path, title: str, diff: str) -> None:
-    """A write into `.git` asks on its own, whatever `edit` rules allow (see the module docstring)."""
+async def ask_git_internals(ctx: ToolContext, path: Path, pattern: str, diff: str) -> None:
+    """A write into `.git` asks on its own, whatever `edit` rules allow (see the module docstring); `pattern` is
+    the path relative to the project root."""
     if not in_git_dir(path, workspace_root(ctx)):
         return
-    await ctx.ask(GIT_PERMISSION, [title], always=[title],
+    await ctx.ask(GIT_PERMISSION, [pattern], always=[pattern],
                   metadata={"path": str(path), "diff": diff, "reason": GIT_REASON})
 
 

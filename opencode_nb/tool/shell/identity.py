@@ -67,22 +67,24 @@ class Identity:
     """Why it runs code no rule can see: the word names, by path, a file that is no installed program."""
 
 
-def identify(value: str | None, cwd: Path | None) -> Identity:
+def identify(value: str | None, cwd: Path | None, root: Path | None = None) -> Identity:
     """What the file a command word runs is.
 
     Args:
         value: the command word (`./del`, `/tmp/x`, `rm`), None when only the run will know it.
         cwd: the folder the line starts in; None: nothing is looked up.
+        root: the project's root (`cwd` by default): a program in a folder of it is the project's, not installed.
     """
     if not value or cwd is None or value.startswith("~"):
         return Identity()
-    installed, whole = _installed(cwd)
+    project = root or cwd
+    installed, whole = _installed(project)
     found = _file_of(value, cwd, installed if whole else None)
     if found is None:
         return Identity()  # not there: nothing runs, or the line makes it (checked where lines are read)
     paths = _installed_as(*found, installed)
     if not paths:
-        if "/" not in value and not _inside(found[0], cwd):
+        if "/" not in value and not _inside(found[0], project):
             return Identity()
         return Identity(unknown=f"`{value}` is not a program installed on the system but a file of the "
                         "project's or the run's, whose code the rules cannot check")
@@ -130,10 +132,10 @@ def _installed_as(path: Path, info: os.stat_result, installed: _Installed) -> se
     return out
 
 
-def _installed(cwd: Path | None) -> tuple[_Installed, bool]:
+def _installed(project: Path | None) -> tuple[_Installed, bool]:
     """The programs on PATH, leaving out PATH folders inside the project (a copy put there is not installed),
     and whether that is every PATH folder."""
-    folders, whole = _folders(os.environ.get("PATH", os.defpath), str(cwd) if cwd is not None else None)
+    folders, whole = _folders(os.environ.get("PATH", os.defpath), str(project) if project is not None else None)
     stamps = []
     for folder in folders:
         try:

@@ -83,11 +83,12 @@ def _parser() -> Any:
     return Parser(Language(tree_sitter_bash.language()))
 
 
-def parse_command(command: str, cwd: Path | None = None) -> ParsedCommand:
-    """Everything the rules need to know about a line; `cwd` lets command words that are paths to symbolic
-    links be followed to the program they run."""
+def parse_command(command: str, cwd: Path | None = None, root: Path | None = None) -> ParsedCommand:
+    """Everything the rules need to know about a line; `cwd`, the folder it starts in, lets command words that
+    are paths to symbolic links be followed to the program they run; `root` is the project's (`cwd` by default),
+    whose copies of programs are not installed ones."""
     result = ParsedCommand()
-    _Line(result, depth=0, cwd=cwd).parse(command)
+    _Line(result, depth=0, cwd=cwd, root=root).parse(command)
     if not result.parsed:
         whole = command.strip()
         result.patterns = [whole, *(p for p in result.patterns if p != whole)]
@@ -112,10 +113,11 @@ def command_patterns(command: str) -> tuple[list[str], list[str]]:
 class _Line:
     """One pass over one piece of shell text (the line, or text it hands to a shell)."""
 
-    def __init__(self, result: ParsedCommand, depth: int, cwd: Path | None) -> None:
+    def __init__(self, result: ParsedCommand, depth: int, cwd: Path | None, root: Path | None = None) -> None:
         self.result = result
         self.depth = depth
         self.cwd = cwd
+        self.root = root
         self.source = b""
         self.variables = Variables()
 
@@ -317,7 +319,7 @@ class _Line:
         if name in ("env", "sudo", "doas"):
             for variable, _ in assignments_of(argv):
                 self._variable(variable, normalised)
-        found = identify(argv[0].value, self.cwd)
+        found = identify(argv[0].value, self.cwd, self.root)
         for installed in found.installed_as:  # a copy or link of a program, run by another name, is that program
             self._simple([Word(argv[0].text, installed), *argv[1:]], None)
         if found.unknown is not None:
@@ -371,7 +373,7 @@ class _Line:
             elif self.depth >= MAX_DEPTH:
                 result.add_unknown("shell text is nested too deeply to follow")
             else:
-                _Line(result, self.depth + 1, self.cwd).parse(script.value)
+                _Line(result, self.depth + 1, self.cwd, self.root).parse(script.value)
         for command in inner.commands:
             self._simple(command, None)
 
