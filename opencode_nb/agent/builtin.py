@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
@@ -28,6 +29,31 @@ the forms that write or run something (`find -delete`/`-exec`/`-fprint`/`-fls`, 
 so they still ask."""
 
 PLAN_FILES = ".opencode/plans/*.md"
+
+NOTEBOOK_RULES: dict[str, Any] = {"edit": "ask", "bash": READ_ONLY_SHELL}
+"""What a notebook adds to OpenCode's defaults, under every configuration file: file edits ask, and so does
+every shell command but those that only read (the plan agent's list). The quickstart's approvals are then what
+a person's own notebook does too, as Claude Code asks before edits and commands. A config's `permission:`
+(global or project) comes later and wins, so `permission: {edit: allow, bash: allow}` gives OpenCode's
+behaviour back. The Python API and the CLI keep OpenCode's defaults: the conformance vectors are OpenCode's."""
+
+NOTEBOOK_ORIGIN = "notebook default"
+"""How `%agent permissions` names a rule of `NOTEBOOK_RULES`."""
+
+NOTEBOOK_ASKS = {"edit": "file edits", "bash": "shell commands"}
+"""What each permission of `NOTEBOOK_RULES` is, in a person's words."""
+
+
+def notebook_notice(in_force: Sequence[str]) -> str | None:
+    """The one line a kernel's first `%agent` cell says while notebook defaults decide `in_force` (permissions
+    of `NOTEBOOK_RULES`), with the config line that turns them off; None when the configuration decides all."""
+    if not in_force:
+        return None
+    what = " and ".join(NOTEBOOK_ASKS[name] for name in in_force)
+    readonly = ", except read-only commands (ls, cat, grep, git status…)" if "bash" in in_force else ""
+    line = ", ".join(f"{name}: allow" for name in in_force)
+    return (f"Notebook defaults: {what} ask first{readonly}; `permission: {{{line}}}` in opencode.yaml "
+            "turns this off.")
 
 
 def default_rules(data_dir: Path, tmp_dir: Path) -> dict[str, Any]:
@@ -70,6 +96,10 @@ class Builtin:
     fixed: dict[str, Any] = field(default_factory=dict)
     """Rules that make the agent what it is, checked after every config rule, so no configuration loosens
     them: data-explorer never runs code in the person's namespace, nor changes or runs their cells."""
+    notebook: dict[str, Any] = field(default_factory=dict)
+    """In a notebook, rules checked after the agent's own and before any config rule: where its own rules
+    allow more than `NOTEBOOK_RULES` would (explore's `bash: allow`), the notebook still asks as it does for
+    build; a config rule still has the last word."""
 
 
 def builtins(data_dir: Path, tmp_dir: Path) -> dict[str, Builtin]:
@@ -113,6 +143,7 @@ def builtins(data_dir: Path, tmp_dir: Path) -> dict[str, Builtin]:
                 "read": secret_file_rules(),
                 "external_directory": whitelist,
             },
+            notebook={"bash": READ_ONLY_SHELL},
         ),
         "data-explorer": Builtin(
             "subagent",

@@ -7,10 +7,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..config.layer import place
 from ..config.schema import AgentConfig, Config, PermissionRule
 from ..errors import ConfigError, NotFoundError
 from ..permission.rules import EDIT_TOOLS, Rule, Ruleset, evaluate, expand_home, from_config, merge
-from .builtin import builtins, default_rules, prompt_text
+from .builtin import NOTEBOOK_ORIGIN, NOTEBOOK_RULES, builtins, default_rules, prompt_text
 from .info import AgentInfo
 
 Where = Callable[..., tuple[str | None, int | None]]
@@ -32,6 +33,11 @@ class AgentRegistry:
 
     `refused` names the agents the configuration refused (an agent file with a key that looked like a
     restriction but is none: config/validate.py), each with why; they are disabled, and naming one says why.
+
+    With `notebook`, the notebook's defaults (`NOTEBOOK_RULES`, and a built-in's own `notebook` rules) come
+    right after the agent's built-in rules, before any configuration: file edits and shell commands ask unless
+    a config rule says otherwise, and an agent whose built-in rules are stricter (plan) keeps them.
+    `origin(rule)` says which of these layers a rule of an agent's ruleset came from.
     """
 
     def __init__(
@@ -43,18 +49,31 @@ class AgentRegistry:
         tmp_dir: Path | None = None,
         where: Where | None = None,
         refused: Mapping[str, str] | None = None,
+        notebook: bool = False,
     ) -> None:
         tmp_dir = tmp_dir or Path(tempfile.gettempdir())
+        self._layers: list[tuple[Ruleset, str, tuple[str, ...] | None]] = []
+        """Each layer of rules with where it came from, kept alive so no rule's id is taken by another later."""
+        self._origins: dict[int, int] | None = None
+        """A rule's id -> its layer's index, built when `origin` is first asked (a listing, not every build)."""
         self.warnings: list[str] = []
         self.refused: dict[str, str] = dict(refused or {})
         """Agent name -> why its definition was refused (`file:line key: ...`)."""
         self._where = where or (lambda *path: (None, None))
         source, _ = self._where("permission")
-        self.defaults = from_config(default_rules(data_dir, tmp_dir), key_prefix="<defaults>")
+        self.defaults = self._layer(from_config(default_rules(data_dir, tmp_dir), key_prefix="<defaults>"),
+                                    "OpenCode default")
+        self.notebook = self._layer(from_config(NOTEBOOK_RULES if notebook else None, key_prefix="<notebook>"),
+                                    NOTEBOOK_ORIGIN)
+        """The notebook's defaults (empty outside a notebook)."""
         self.global_rules = merge(from_config(config.permission, source=source), rule_list(config.permissions))
+        self._layer(self.global_rules, "config", where=("permission",))
         self._agents: dict[str, AgentInfo] = {}
         self._disabled: set[str] = set()
         for name, spec in builtins(data_dir, tmp_dir).items():
+            own = self._layer(from_config(spec.rules), f"built-in @{name}")
+            in_notebook = self._layer(from_config(spec.notebook if notebook else None, key_prefix=f"<{name}>"),
+                                      NOTEBOOK_ORIGIN)
             self._agents[name] = AgentInfo(
                 name=name,
                 description=spec.description,
@@ -63,14 +82,15 @@ class AgentRegistry:
                 hidden=spec.hidden,
                 temperature=spec.temperature,
                 prompt=prompt_text(name),
-                permission=merge(self.defaults, from_config(spec.rules), self.global_rules),
+                permission=merge(self.defaults, self.notebook, own, in_notebook, self.global_rules),
             )
         for name, entry in (config.agent if agents is None else agents).items():
             self._configure(name, entry)
         for name, spec in builtins(data_dir, tmp_dir).items():
             if spec.fixed and name in self._agents:
                 agent = self._agents[name]
-                fixed = merge(agent.permission, from_config(spec.fixed, key_prefix=f"<{name}>"))
+                rules = self._layer(from_config(spec.fixed, key_prefix=f"<{name}>"), f"built-in @{name}, fixed")
+                fixed = merge(agent.permission, rules)
                 self._agents[name] = agent.model_copy(update={"permission": fixed})
         self._default = self._choose_default(config.default_agent)
 
@@ -79,7 +99,8 @@ class AgentRegistry:
             self._agents.pop(name, None)
             self._disabled.add(name)
             return
-        base = self._agents.get(name) or AgentInfo(name=name, permission=merge(self.defaults, self.global_rules))
+        base = self._agents.get(name) or AgentInfo(
+            name=name, permission=merge(self.defaults, self.notebook, self.global_rules))
         changes: dict[str, Any] = {f: getattr(entry, f) for f in _PLAIN_FIELDS if getattr(entry, f) is not None}
         if entry.name is not None:  # renames what listings show; the key under `agent:` still selects the agent
             changes["display_name"] = entry.name
@@ -89,7 +110,9 @@ class AgentRegistry:
             for tool, on in (entry.tools or {}).items()
         )
         own = from_config(entry.permission, source=source, key_prefix=f"agent.{name}.permission")
-        changes["permission"] = merge(base.permission, legacy, own, rule_list(entry.permissions))
+        configured = merge(legacy, own, rule_list(entry.permissions))
+        self._layer(configured, "config", where=("agent", name, "permission"))
+        changes["permission"] = merge(base.permission, configured)
         changes["tools"] = {**base.tools, **(entry.tools or {})}
         changes["options"] = _deep_merge(base.options, entry.options)
         self._agents[name] = AgentInfo.model_validate({**base.model_dump(), **changes})
@@ -125,6 +148,29 @@ class AgentRegistry:
             raise ConfigError(source, line=line, key="default_agent",
                               hint=f"{wanted!r} {problem}; name a primary agent such as {choices}, or remove the key")
         return self._agents["build"] if "build" in self._agents and self._agents["build"] in usable else usable[0]
+
+    def _layer(self, rules: Ruleset, origin: str, *, where: tuple[str, ...] | None = None) -> Ruleset:
+        """Remember where the rules came from; with `where`, the config key path under which each is written."""
+        self._layers.append((rules, origin, where))
+        return rules
+
+    def origin(self, rule: Rule) -> str | None:
+        """Where a rule of an agent's ruleset came from: "OpenCode default", "notebook default", "built-in
+        @plan", or the file and line of its config key; None for a rule from elsewhere (a session's)."""
+        if self._origins is None:
+            self._origins = {id(r): i for i, (rules, _, _) in enumerate(self._layers) for r in rules}
+        index = self._origins.get(id(rule))
+        if index is None:
+            return None
+        _, origin, where = self._layers[index]
+        return place(*self._where(*where, rule.permission)) if where is not None else origin
+
+    def notebook_defaults_in_force(self, agent: AgentInfo | None = None) -> list[str]:
+        """The permissions of `NOTEBOOK_RULES` whose decision still comes from the notebook's defaults for
+        `agent` (the default one): empty outside a notebook, or once the configuration decides them."""
+        agent = agent or self._default
+        ours = {id(r) for rules, origin, _ in self._layers if origin == NOTEBOOK_ORIGIN for r in rules}
+        return [name for name in NOTEBOOK_RULES if id(evaluate(name, "*", agent.permission)) in ours]
 
     # ------------------------------------------------------------------------------------------ queries
 

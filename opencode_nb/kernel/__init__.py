@@ -3,7 +3,8 @@
 `load_ipython_extension` registers the magics and the `%%agent` input transformer, starts building the
 workspace on a worker thread, opens the front-end comm (`frontend.py`), starts watching which cell runs
 (`activity.py`) and starts the ticker. It imports nothing heavy, so `%load_ext opencode_nb` returns in
-well under 300 ms; the first prompt waits for the workspace if it is not ready yet.
+well under 300 ms; the first prompt waits for the workspace if it is not ready yet. The loading cell ends with
+one line (`greeting.py`), and the first `%agent` cell with the notebook defaults in force (`_say_defaults`).
 
 The ticker is a task that wakes the kernel's event loop every 0.25 s. ipykernel turns SIGINT into a
 callback that does not wake the loop by itself, so without the ticker an interrupt (■) would wait for
@@ -67,6 +68,9 @@ def load_ipython_extension(shell: Any) -> None:
     _quiet_config_warnings()
     _ensure_loop_helpers()
     agent.start_workspace()
+    from .greeting import say_when_the_cell_ends
+
+    say_when_the_cell_ends(shell, agent, lambda line: show(listing_text(line)))
 
 
 def _install_completion(shell: Any, workspace: Callable[[], Workspace]) -> None:
@@ -160,6 +164,7 @@ def current() -> NotebookAgent:
 async def run_cell(args: str, body: str) -> None:
     """What a `%%agent` cell becomes: run its prompt, awaited by the cell."""
     magics = _magics()
+    await _say_defaults(magics)
     with usage_errors():
         await magics.prompt(args, body)
 
@@ -167,11 +172,33 @@ async def run_cell(args: str, body: str) -> None:
 async def run_line(line: str) -> None:
     """What a top-level `%agent …` line becomes: a subcommand, or a one-line prompt."""
     magics = _magics()
+    await _say_defaults(magics)
     with usage_errors():
         prompt = magics.line(line)
         if prompt is not None:
             await magics.prompt(*prompt)
         await magics.agent.settle()  # a subcommand still waiting on the front end ends with the cell
+
+
+async def _say_defaults(magics: AgentMagics) -> None:
+    """The first `%agent` cell of a kernel starts with the notebook defaults in force, once the configuration is
+    read (a build that fails is left to the cell's own magic to report)."""
+    agent = magics.agent
+    if agent.defaults_said:
+        return
+    built = asyncio.wrap_future(agent.start_building())
+    await asyncio.wait([built])
+    if not built.cancelled():
+        built.exception()  # seen here, so asyncio does not log it: the cell's magic reports a failed build
+    line = agent.defaults_notice()
+    if line is not None:
+        magics.display(listing_text(line))
+
+
+def listing_text(line: str) -> dict[str, str]:
+    from .magics.listing import text
+
+    return text(line)
 
 
 def _magics() -> AgentMagics:

@@ -80,6 +80,8 @@ class NotebookAgent:
         self._workspace_lock = threading.Lock()
         self._imported = threading.Event()
         """Set once the first build has imported what the magics use (see `start_workspace`)."""
+        self.defaults_said = False
+        """Whether this kernel said which notebook defaults are in force (`defaults_notice`): once per kernel."""
         self._unwire: Callable[[], None] | None = None
         """Undoes the terminal's printing and asking (terminal IPython only)."""
         self.person_tools = PersonTools(shell, settled=self.imports_settled)
@@ -148,6 +150,17 @@ class NotebookAgent:
 
         threading.Thread(target=build, name="opencode-nb-workspace", daemon=True).start()
 
+    def start_building(self) -> concurrent.futures.Future[Workspace]:
+        """The build of the workspace, started if need be: to wait on without reporting its failure, which the
+        next `workspace()` call does (and then builds again)."""
+        self.start_workspace()
+        future = self._workspace
+        if future is None:  # a failed build forgotten meanwhile
+            self.start_workspace()
+            future = self._workspace
+        assert future is not None
+        return future
+
     def imports_settled(self) -> None:
         """Wait until the build thread has imported what the magics use (`imports.py` says why): a package
         half made by one thread fails another thread's import of it."""
@@ -159,7 +172,7 @@ class NotebookAgent:
         from .bridge import IPythonBridge
         from .notebook.cells import NotebookCells
 
-        ws = Workspace(directory)
+        ws = Workspace(directory, notebook_defaults=True)  # file edits and shell commands ask: NOTEBOOK_RULES
         ws.permissions.policy = self.presence.permission
         ws.questions.policy = self.presence.question
         bridge = IPythonBridge(self.shell, lambda: self.notebook_path, journal=self.journal)
@@ -173,6 +186,20 @@ class NotebookAgent:
 
             self._unwire = wire(ws)
         return ws
+
+    def defaults_notice(self) -> str | None:
+        """The line the first `%agent` cell of a kernel starts with while the notebook's defaults are in force
+        (file edits and shell commands ask first), saying how to turn them off; None after it was said, when
+        the configuration decides both, or before a workspace could be built (a later cell says it then)."""
+        if self.defaults_said:
+            return None
+        ws = self._built()
+        if ws is None:
+            return None
+        self.defaults_said = True
+        from ..agent.builtin import notebook_notice
+
+        return notebook_notice(ws.agents.notebook_defaults_in_force())
 
     def workspace(self) -> Workspace:
         """The workspace, waiting for it if it is still being built.

@@ -114,9 +114,13 @@ async def test_a_queued_run_shows_its_view_at_once(tmp_path):
 # ---------------------------------------------------------------------------------------------- in a kernel
 
 
+OPENCODE = {"edit": "allow", "bash": "allow"}
+"""OpenCode's defaults instead of the notebook's: these cells show only the run (no line about the defaults)."""
+
+
 def notebook(kernel: Any, tmp_path: Path, script: list[dict[str, Any]]) -> FakeFrontend:
     """A kernel a Jupyter server started for a notebook a person has open."""
-    return kernel(script, permission={"read": "allow"}, files={"notes.txt": "hello\n"},
+    return kernel(script, permission={"read": "allow", **OPENCODE}, files={"notes.txt": "hello\n"},
                   env={"JPY_SESSION_NAME": str(tmp_path / "project" / "notes.ipynb")})
 
 
@@ -158,7 +162,8 @@ def test_a_view_shown_while_the_models_code_runs_in_the_kernel_lands_in_the_cell
         kernel, tmp_path):
     code = "import time\ntime.sleep(0.5)\n6 * 7"
     fe = kernel([{"tool_calls": [{"name": "python", "input": {"code": code}}]}, {"text": "It is 42."}],
-                permission={"python": "allow"}, env={"JPY_SESSION_NAME": str(tmp_path / "project" / "nb.ipynb")})
+                permission={"python": "allow", **OPENCODE},
+                env={"JPY_SESSION_NAME": str(tmp_path / "project" / "nb.ipynb")})
     msg = fe.execute("%%agent\nWhat is six times seven?")
     assert fe.done(msg)["content"]["status"] == "ok", fe.text(msg)
     shown = [m for m in iopub(fe, msg) if m["msg_type"] in ("display_data", "update_display_data")]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import secrets
 from ...views.markdown import escape
+from ...views.prose import prose_bundle
 
 if TYPE_CHECKING:
     from ...agent.info import AgentInfo
@@ -36,7 +37,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, caption: str
 
 
 def text(value: str) -> dict[str, str]:
-    return {"text/html": f"<pre>{escape(value)}</pre>", "text/plain": value}
+    return prose_bundle(value)
 
 
 def ago(stamp: float) -> str:
@@ -68,7 +69,7 @@ def sessions(ws: Workspace, *, notebook: str | None, current: str | None, everyt
         # No-break spaces: an HTML table would collapse ordinary ones, and the children would not look indented.
         indent = "\u00a0\u00a0" * (depth - 1) + "└\u00a0" if depth else ""
         rows.append([mark + indent + session.id, session.title, agent, f"{tokens:,}", f"${session.cost:.4f}",
-                     ago(session.updated_at)])
+                     ago(ws.sessions.last_activity(session.id))])
         for child in ws.sessions.children(session.id):
             add(child, depth + 1)
 
@@ -148,15 +149,17 @@ def permissions(ws: Workspace, agent: str, session_id: str | None, *, mode: str,
                  for o in decision.exceptions]
         if len(shown) > EXCEPTIONS_SHOWN:
             shown = [*shown[:EXCEPTIONS_SHOWN], f"… {len(shown) - EXCEPTIONS_SHOWN} more in the rules below"]
-        basis = "no rule covers every call: ask" if decision.index is None else decision.action
+        basis = "no rule covers every call: ask" if decision.index is None else decision.action + (
+            f" ({origin})" if decision.index < len(rules) and (origin := ws.agents.origin(rules[decision.index]))
+            else "")
         rows.append([name, basis, " · ".join(shown)])
     verdicts = table(["permission", "decision", "except for (in order; the last that matches wins)"], rows,
                      caption=f"What @{agent} may do: the decision in force for each permission")
     overridden = overridden_by(rules)
-    rule_rows = [[str(i + 1), r.permission, r.pattern, r.action,
+    rule_rows = [[str(i + 1), r.permission, r.pattern, r.action, ws.agents.origin(r) or "this session",
                   f"overridden by rule {by + 1}" if (by := overridden[i]) is not None else ""]
                  for i, r in enumerate(rules)]
-    behind = table(["#", "permission", "pattern", "action", ""], rule_rows,
+    behind = table(["#", "permission", "pattern", "action", "from", ""], rule_rows,
                    caption=f"Rules of @{agent} behind it, in the order they are checked: for each call the last "
                            "matching rule wins (its permission and its pattern both match); nothing matching asks")
     grant_rows = [[g.agent, g.permission, g.pattern] for g in grants]
