@@ -42,8 +42,12 @@ class ConfigError(OpencodeNbError):
         line: int | None = None,
         key: str | None = None,
         hint: str,
+        restricting: bool = False,
     ) -> None:
         self.path = str(path) if path is not None else None
+        self.restricting = restricting
+        """The mistake is in something that restricts (a rule, a misspelt `permission:`): the configuration read
+        before would allow what this file meant to take away, so a front end must not fall back on it."""
         self.line = line
         self.key = key
         self.hint = hint
@@ -65,7 +69,8 @@ class ConfigError(OpencodeNbError):
         if len(problems) == 1:
             return problems[0]
         first = problems[0]
-        combined = cls(first.path, line=first.line, key=first.key, hint=first.hint)
+        combined = cls(first.path, line=first.line, key=first.key, hint=first.hint,
+                       restricting=any(p.restricting for p in problems))
         combined.problems = problems
         combined.args = (f"{len(problems)} problems in the configuration:\n"
                          + "\n".join(f"  {p}" for p in problems),)

@@ -145,13 +145,14 @@ def load_config(
     merged: dict[str, Any] = {}
     origins: Origins = {}
     refused: dict[str, ConfigError] = {}
+    unknown: list[ConfigError] = []
     for layer in layers:
         notes += layer.notes
         agents_refused, everyone = restricting_problems(layer)  # before unknown keys are dropped: fail closed
         problems += everyone
         for name, problem in agents_refused.items():
             refused.setdefault(name, problem)
-        notes += drop_unknown(layer)
+        notes += drop_unknown(layer, unknown)
         substitute(layer, env, notes, problems, root=root)
         merge(merged, layer, origins)
     for name in refused:  # whatever any file says of it, a refused agent does not run
@@ -168,7 +169,10 @@ def load_config(
     order = {layer.source: i for i, layer in enumerate(layers)}  # the order the files were read in
     problems += sorted(bad_actions + invalid, key=lambda p: (order.get(p.path or "", len(order)), p.line or 0))
     if problems or config is None:
-        raise ConfigError.combine(problems)
+        # Every mistake at once: the unknown keys too, which would otherwise surface only once the rest is fixed.
+        everything = problems + [u for u in unknown if not any(p.path == u.path and p.line == u.line
+                                                               for p in problems)]
+        raise ConfigError.combine(sorted(everything, key=lambda p: (order.get(p.path or "", -1), p.line or 0)))
     base_dirs = {layer.source: layer.base_dir for layer in layers if layer.base_dir is not None}
     instruction_files, missing = _instruction_files(config, origins, base_dirs, root, env)
     _warn(missing)

@@ -78,7 +78,8 @@ def _problem(layer: Layer, path: KeyPath, value: Any, *, scope: str) -> ConfigEr
             if key == "permissions" else "is not a key here")
     hint = f"{what}; ignoring it would give {scope} what it meant to take away, {refusal}; {_spelling(key, value)}"
     markdown = layer.path is not None and layer.path.suffix == ".md"  # the file holds one agent: its key alone
-    return ConfigError(layer.source, line=layer.lines.get(path), key=key if markdown else dotted(path), hint=hint)
+    return ConfigError(layer.source, line=layer.lines.get(path), key=key if markdown else dotted(path), hint=hint,
+                       restricting=True)
 
 
 def _spelling(key: str, value: Any) -> str:

@@ -23,21 +23,29 @@ MODEL_HINT = "use provider/model, e.g. anthropic/claude-sonnet-4-5"
 SECRETS_EXAMPLE = "e.g. secrets: {env: [DATABASE_URL, AWS_*]}"
 
 
-def drop_unknown(layer: Layer) -> list[str]:
+def drop_unknown(layer: Layer, unknown: list[ConfigError] | None = None) -> list[str]:
     """Remove keys the schema does not know from the layer; one note per key, with a hint.
 
     Sections left empty in YAML (`agent:` or `build:` with nothing under them) become empty mappings.
+
+    Args:
+        unknown: receives each unknown key as a `ConfigError` too, so a reading that fails reports them in
+            the same message as its errors (every mistake at once, not the unknown keys after the rest is fixed).
     """
-    return _drop(layer.data, Config, (), layer)
+    return _drop(layer.data, Config, (), layer, [] if unknown is None else unknown)
 
 
-def _drop(node: dict[str, Any], model: type[BaseModel], path: KeyPath, layer: Layer) -> list[str]:
+def _drop(node: dict[str, Any], model: type[BaseModel], path: KeyPath, layer: Layer,
+          unknown: list[ConfigError]) -> list[str]:
     notes: list[str] = []
     fields = _written_keys(model)
     for key in list(node):
         here = (*path, key)
         if key not in fields:
-            notes.append(f"{layer.at(here)}: unknown key {dotted(here)}{_guess(key, list(fields))}; it is ignored")
+            guess = _guess(key, list(fields))
+            notes.append(f"{layer.at(here)}: unknown key {dotted(here)}{guess}; it is ignored")
+            unknown.append(ConfigError(layer.source, line=layer.lines.get(here), key=dotted(here),
+                                       hint=f"unknown key{guess}; it is ignored"))
             del node[key]
             continue
         section = _section(model, fields[key])
@@ -48,13 +56,13 @@ def _drop(node: dict[str, Any], model: type[BaseModel], path: KeyPath, layer: La
             continue
         submodel, keyed = section
         if not keyed:
-            notes += _drop(value, submodel, here, layer)
+            notes += _drop(value, submodel, here, layer, unknown)
             continue
         for name, entry in value.items():
             if entry is None:
                 value[name] = entry = {}  # `build:` under `agent:`, with nothing under it
             if isinstance(entry, dict):
-                notes += _drop(entry, submodel, (*here, name), layer)
+                notes += _drop(entry, submodel, (*here, name), layer, unknown)
     return notes
 
 
@@ -103,6 +111,7 @@ def action_problems(merged: dict[str, Any], origins: Origins) -> list[ConfigErro
         if isinstance(value, dict):
             for permission, entry in value.items():
                 here = (*section, permission)
+                problems.append(_check_name(str(permission), entry, here, origins))
                 if isinstance(entry, dict):
                     problems += [_check_action(action, (*here, pattern), origins, nested=True)
                                  for pattern, action in entry.items()]
@@ -111,6 +120,33 @@ def action_problems(merged: dict[str, Any], origins: Origins) -> list[ConfigErro
         else:
             problems.append(_check_action(value, section, origins, nested=False))
     return [p for p in problems if p is not None]
+
+
+PERMISSION_NAMES = frozenset({
+    "read", "write", "edit", "list", "glob", "grep", "bash", "webfetch", "todowrite", "todoread", "question", "task",
+    "plan_enter", "plan_exit", "python", "variables", "notebook_read", "notebook_edit", "notebook_run", "skill",
+    "external_directory", "git_internals", "agent_config", "doom_loop", "network", "mcp", "sandbox", "live",
+    "patch", "multiedit",
+})
+"""The built-in permission names (tool/reserved.py's, which config may not import; tests/config holds the two
+equal). A rule key close to one of them but not it is a misspelling; any other name may be an MCP server's or
+a person's tool and is left alone."""
+
+
+def _check_name(name: str, entry: Any, path: KeyPath, origins: Origins) -> ConfigError | None:
+    """A permission key that misspells a built-in permission (`bassh`): its rule would restrict nothing."""
+    folded = name.casefold()
+    if folded in PERMISSION_NAMES or any(c in name for c in "*?"):
+        return None
+    close = difflib.get_close_matches(folded, sorted(PERMISSION_NAMES), n=1, cutoff=0.8)
+    if not close:
+        return None
+    source, line = _origin(origins, path)
+    restricts = entry in ("ask", "deny") or (isinstance(entry, dict) and any(a in ("ask", "deny")
+                                                                              for a in entry.values()))
+    return ConfigError(source, line=line, key=dotted(path), restricting=restricts, hint=(
+        f"{name!r} is not a built-in permission: did you mean {close[0]}? As written the rule restricts nothing "
+        "(a tool of an MCP server or an @tool function is named by its own tool name)"))
 
 
 def _check_action(value: Any, path: KeyPath, origins: Origins, *, nested: bool) -> ConfigError | None:
@@ -128,7 +164,23 @@ def _check_action(value: Any, path: KeyPath, origins: Origins, *, nested: bool) 
         hint = f'expected one of {allowed} or a mapping of patterns to actions (e.g. {{"git *": allow}}), ' \
                f"got a {_kind(value)}"
     source, line = _origin(origins, path)
-    return ConfigError(source, line=line, key=dotted(path), hint=hint)
+    meant = difflib.get_close_matches(value, ACTIONS, n=1, cutoff=0.5) if isinstance(value, str) else []
+    if meant:
+        hint += f" (did you mean {meant[0]}?)"
+    # Not knowing what it meant, a wrong action is taken for a restriction: the rules read before lack it.
+    return ConfigError(source, line=line, key=dotted(path), hint=hint, restricting=True)
+
+
+RESTRICTING_SECTIONS = frozenset({"permission", "permissions", "sandbox", "secrets"})
+RESTRICTING_AGENT_KEYS = frozenset({"permission", "permissions", "tools", "disable"})
+
+
+def restricts(path: KeyPath) -> bool:
+    """Whether a wrong value at `path` is in something that restricts agents (a rule, a tool switch, the sandbox,
+    the secrets kept from tools): the configuration read before would lack what it meant to take away."""
+    if path[:1] and path[0] in RESTRICTING_SECTIONS:
+        return True
+    return len(path) >= 3 and path[0] == "agent" and path[2] in RESTRICTING_AGENT_KEYS
 
 
 def validation_problems(merged: dict[str, Any], origins: Origins, *,
@@ -156,7 +208,8 @@ def validation_problems(merged: dict[str, Any], origins: Origins, *,
         first = group[0]
         alternatives = [e for e in group if e["type"] != "missing"]
         source, line = _origin(origins, path)
-        problems.append(ConfigError(source, line=line, key=dotted(path), hint=_describe(first, alternatives, path)))
+        problems.append(ConfigError(source, line=line, key=dotted(path), hint=_describe(first, alternatives, path),
+                                    restricting=restricts(path)))
     return None, problems
 
 

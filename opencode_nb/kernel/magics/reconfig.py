@@ -2,8 +2,12 @@
 
 Before each `%agent` cell the files are compared with what the workspace read (a few `stat` calls). A
 change is read again at once, so editing `opencode.yaml` needs no `%agent reload`. A changed file that has
-problems does not throw away a configuration that works: the notebook keeps the previous one, says so
-once per change with every problem in it, and reads the files again at the next cell after they change.
+problems does not throw away a configuration that works: the notebook keeps the previous one, says so with
+every problem in it, then in one line (`banner`: file, line, what is in force) in every `%agent` cell until
+the files change again, and reads them again at the next cell after they do. A mistake in something that
+restricts (`ConfigError.restricting`: a misspelt `permission:`, `deny` or tool name, an agent refused for a key
+that looks like a restriction) has no fallback: the configuration read before would allow what the file meant
+to take away, so prompts are refused (`refuse_prompt`) until it is fixed; subcommands still run.
 Nothing is read again while an agent runs: its tools and rules stay what they were when it started.
 
 A change that agents may have made and that loosens what they may do is held by the workspace
@@ -50,7 +54,9 @@ class ConfigWatch:
         self._warned: weakref.WeakSet[Workspace] = weakref.WeakSet()
         """Workspaces whose warnings were shown."""
         self._refused: Stamp | None = None
-        """The files as they were when they were last found wrong: said once, until they change again."""
+        """The files as they were when they were last found wrong: read again only once they change."""
+        self._broken: ConfigError | None = None
+        """What was wrong with them then: every later cell says so in a line (`banner`) until they are fixed."""
         self._asked: str | None = None
         """The held change whose prompt was shown: shown once per change."""
         self._reread = False
@@ -75,17 +81,37 @@ class ConfigWatch:
             try:
                 check(ws)
             except ConfigError as exc:
-                self._refused = stamp
+                self._refused, self._broken = stamp, exc
                 notes.append(kept_message(exc))
             else:
-                self._refused = None
+                self._refused = self._broken = None
                 changed = sorted({path for path, *_ in set(stamp) ^ set(ws.loaded.stamp)})
                 ws = self.reload(checked=True)
                 if ws.config_held is None:  # else its prompt says what happened
-                    notes.append(f"Configuration read again: {', '.join(changed)} changed." if changed else
-                                 "Configuration read again: the change you applied is in force.")
+                    notes.append(f"Configuration read again: {', '.join(changed)} changed." if changed
+                                 else "Configuration read again: the change you applied is in force.")
+        elif stamp == self._refused and self._broken is not None:
+            notes.append(banner(self._broken))
         self.kept = stamp == self._refused
-        return notes + self.warnings(ws)
+        refused = [] if self.kept else [refused_banner(ws.loaded.refused)] if ws.loaded.refused else []
+        return notes + refused + self.warnings(ws)
+
+    def refuse_prompt(self) -> None:
+        """Stop a prompt while a mistake in a restriction stands (a misspelt `permission:`, `deny` or tool name).
+
+        The configuration read before is no fallback then: it would allow what the file meant to take away.
+        Subcommands are not stopped, so `%agent config` and `%agent reload` still help to fix it.
+
+        Raises:
+            UsageError: the file and line, and that prompts wait until it is fixed.
+        """
+        from IPython.core.error import UsageError
+
+        if self.kept and self._broken is not None and self._broken.restricting:
+            raise UsageError(f"{banner(self._broken)}\n{self._broken}")
+        refused = self.agent.workspace().loaded.refused
+        if refused and not self.kept:
+            raise UsageError(refused_banner(refused) + "".join(f"\n{problem}" for problem in refused.values()))
 
     def reload(self, *, checked: bool = False) -> Workspace:
         """A new workspace from the files as they are now; the notebook's session carries on.
@@ -108,7 +134,7 @@ class ConfigWatch:
             except ConfigError as exc:
                 from IPython.core.error import UsageError
 
-                self._refused = previous.loaded.on_disk()
+                self._refused, self._broken = previous.loaded.on_disk(), exc
                 raise UsageError(kept_message(exc)) from None
         current = agent.session_id
         agent.reset_workspace()
@@ -189,5 +215,37 @@ def check(ws: Workspace) -> None:
 
 
 def kept_message(exc: ConfigError) -> str:
+    if exc.restricting:
+        return (f"The configuration files changed but cannot be used, and a mistake is in a restriction: prompts "
+                f"are blocked until it is fixed (the configuration read before would allow what the file meant to "
+                f"take away):\n{exc}\nFix the file; it is read again at the next %agent cell.")
     return (f"The configuration files changed but cannot be used, so this notebook keeps the configuration it "
             f"read before:\n{exc}\nFix the file; it is read again at the next %agent cell.")
+
+
+def banner(exc: ConfigError) -> str:
+    """One line for every cell while the files stay broken: where, and what is in force meanwhile."""
+    where = place_of(exc)
+    count = len(exc.problems)
+    problems = f"{count} problem{'s' * (count != 1)}; %agent reload lists {'them' if count != 1 else 'it'}"
+    if exc.restricting:
+        return (f"⚠ {where} is broken ({problems}): a mistake in a restriction, so prompts are blocked until it "
+                "is fixed; the configuration read before would allow what it meant to take away.")
+    return f"⚠ {where} is broken ({problems}): the configuration read before is in force until it is fixed."
+
+
+def refused_banner(refused: dict[str, str]) -> str:
+    """One line for every cell while an agent is refused for a key that looked like a restriction."""
+    names = ", ".join(refused)
+    first = next(iter(refused.values()))
+    where = first.split(" ", 1)[0]
+    return (f"⚠ {where} is broken: agent {names} has a key that looks like a restriction but is none, so prompts are "
+            "blocked until it is fixed (%agent config shows what is in force).")
+
+
+def place_of(exc: ConfigError) -> str:
+    """`opencode.yaml:5`: the file by its name and the line of the first problem."""
+    from pathlib import Path
+
+    name = Path(exc.path).name if exc.path else "the configuration"
+    return f"{name}:{exc.line}" if exc.line is not None else name
