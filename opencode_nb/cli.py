@@ -69,6 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .demo import run_demo, run_notebook
 
         try:
+            if args.model is not None:
+                check_model_option(args.model)
             if args.notebook is not None:
                 return run_notebook(Path(args.notebook) if args.notebook else None)
             if args.ask:
@@ -111,6 +113,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"opencode-nb: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def check_model_option(model_id: str) -> None:
+    """Refuse a `--model` that is malformed or a known model misspelt before anything runs, naming the option.
+
+    A provider of the person's own configuration is known only to the demo's workspace, so an unknown provider
+    id is left for it to report (once it has read that configuration).
+
+    Raises:
+        OpencodeNbError: `--model: ...` and the id meant.
+    """
+    from .config.schema import Config
+    from .provider.registry import ModelIdError, ProviderRegistry
+
+    try:
+        ProviderRegistry(Config()).check_model(model_id)
+    except ModelIdError as exc:
+        if exc.key == "model":
+            raise OpencodeNbError(f"--model: {exc}") from None
 
 
 def config_command(directory: Path, action: str) -> int:

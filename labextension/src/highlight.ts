@@ -3,10 +3,14 @@
  * kernel runs it); only its editor's mime type changes. JupyterLab sets every code cell's mime type from
  * the kernel's language, when a cell is created and again whenever the language info changes, so the
  * markdown mime type is re-applied after each such reset and whenever the source changes.
+ *
+ * A prompt is prose: its editor wraps long lines (CodeMirror's `lineWrap`, set on that cell only), where a
+ * code cell keeps the notebook's setting. The option is set on the cell widget's editor config, so it holds
+ * for a cell whose editor is created later (a windowed notebook renders cells as they scroll into view).
  */
 
-import type { ICellModel } from '@jupyterlab/cells';
-import type { CellList, NotebookPanel } from '@jupyterlab/notebook';
+import type { Cell, ICellModel } from '@jupyterlab/cells';
+import type { CellList, Notebook, NotebookPanel } from '@jupyterlab/notebook';
 import type { IObservableList } from '@jupyterlab/observables';
 
 /** What JupyterLab's markdown cells use: markdown with LaTeX. */
@@ -29,7 +33,42 @@ function apply(cell: ICellModel, codeMimeType: string): void {
   }
 }
 
-/** Keep `%%agent` cells of `panel` highlighted as markdown for as long as the panel lives. */
+/** Cell widgets whose editor config already keeps prompts wrapped. */
+const keepsWrap = new WeakSet<Cell>();
+
+/**
+ * Make `widget` wrap its lines while it holds a prompt, whatever the notebook sets later: JupyterLab hands
+ * every cell the notebook's editor config again (at load and on each settings change), which would reset it.
+ */
+function keepWrapped(widget: Cell): void {
+  if (keepsWrap.has(widget)) {
+    return;
+  }
+  keepsWrap.add(widget);
+  const update = widget.updateEditorConfig.bind(widget);
+  widget.updateEditorConfig = (config: Record<string, unknown>): void => {
+    const prompt = !widget.model.isDisposed && isAgentSource(widget.model.sharedModel.getSource());
+    update(prompt ? { ...config, lineWrap: true } : config);
+  };
+}
+
+/** Wrap the lines of `cell`'s editor if it holds a prompt; otherwise use the notebook's code cell setting. */
+function wrap(notebook: Notebook, cell: ICellModel): void {
+  if (cell.isDisposed || cell.type !== 'code') {
+    return;
+  }
+  const wanted = isAgentSource(cell.sharedModel.getSource()) || Boolean(notebook.editorConfig.code.lineWrap);
+  for (const widget of notebook.widgets) {
+    if (widget.model === cell) {
+      keepWrapped(widget);
+      if (Boolean(widget.editorConfig.lineWrap) !== wanted) {
+        widget.updateEditorConfig({ lineWrap: wanted });
+      }
+    }
+  }
+}
+
+/** Keep `%%agent` cells of `panel` highlighted as markdown, their lines wrapped, for as long as the panel lives. */
 export function highlightAgentCells(panel: NotebookPanel): void {
   const notebook = panel.content;
   const watched = new WeakSet<ICellModel>();
@@ -42,6 +81,7 @@ export function highlightAgentCells(panel: NotebookPanel): void {
     cell.sharedModel.changed.connect((_, change) => {
       if (change.sourceChange) {
         apply(cell, notebook.codeMimetype);
+        wrap(notebook, cell);
       }
     });
     cell.mimeTypeChanged.connect((_, change) => {
@@ -51,6 +91,8 @@ export function highlightAgentCells(panel: NotebookPanel): void {
       }
     });
     apply(cell, notebook.codeMimetype);
+    // The notebook makes the cell's widget after telling us of its model: wrap it once that is done.
+    requestAnimationFrame(() => wrap(notebook, cell));
   };
 
   const onCellsChanged = (_: CellList, change: IObservableList.IChangedArgs<ICellModel>): void => {
@@ -58,6 +100,9 @@ export function highlightAgentCells(panel: NotebookPanel): void {
       change.newValues.forEach(watch);
     }
   };
+
+  // A cell's widget may come after its model: wrap it again when it is shown.
+  notebook.cellInViewportChanged.connect((_, widget) => wrap(notebook, widget.model));
 
   const connect = (): void => {
     const model = notebook.model;

@@ -1,11 +1,14 @@
 """What we know of common models: context window, output limit and list prices (USD per million tokens).
 
-Unknown models get conservative defaults rather than an error, so any OpenAI-compatible server works;
-config `provider.<id>.models.<model>` overrides any figure.
+Unknown models get conservative defaults rather than an error, so any OpenAI-compatible server works and a
+model newer than this table (`claude-opus-4-7`) is used as asked. Only an id that is a known one misspelt
+(`claude-sonet-4-6`: the same numbers, a word one slip away) is caught, by `misspelt`, so a typo does not
+start a run that the API then refuses. Config `provider.<id>.models.<model>` overrides any figure.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
@@ -81,6 +84,48 @@ ALIASES = {"claude-sonnet-4": "claude-sonnet-4-0", "claude-3-7-sonnet": "claude-
            "claude-3-5-haiku": "claude-3-5-haiku-latest", "claude-opus-4-1-latest": "claude-opus-4-1"}
 SNAPSHOT = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
 """A dated snapshot (`claude-sonnet-4-5-20250929`, `gpt-4o-2024-08-06`) has its family's figures."""
+
+
+SEPARATORS = re.compile(r"[-._:\s]")
+WORD_SLIP = 0.65
+"""How alike (difflib's ratio) a word of an id and the catalog's word in its place must be to read as a typo."""
+
+
+def misspelt(family: str, model_id: str) -> str | None:
+    """The catalog's model that `model_id` (under a provider of type `family`) is a misspelling of, or None.
+
+    A misspelling differs from a known id only in case or separators (`claude-sonnet-4.6`, `GPT-5`), or only in
+    its words, each one slip from the known word (`claude-sonet-4-6`); an id whose numbers differ (`gpt-5.1`,
+    `claude-opus-4-7`) or that adds a word (`gpt-5-pro`) is another model, not a typo. A dated snapshot keeps
+    its date: `claude-sonet-4-5-20250929` is `claude-sonnet-4-5-20250929` misspelt.
+    """
+    table = KNOWN.get(family, {})
+    date = SNAPSHOT.search(model_id)
+    base = model_id[:date.start()] if date else model_id
+    if not base or base in table or base in ALIASES:
+        return None
+    for known in (*table, *ALIASES):
+        if _is_slip(base, known):
+            return known + (date.group(0) if date else "")
+    return None
+
+
+def _is_slip(typed: str, known: str) -> bool:
+    if SEPARATORS.sub("", typed.lower()) == SEPARATORS.sub("", known):
+        return True
+    typed_words, known_words = SEPARATORS.split(typed.lower()), SEPARATORS.split(known)
+    if len(typed_words) != len(known_words):
+        return False
+    differing = [(a, b) for a, b in zip(typed_words, known_words, strict=True) if a != b]
+    return bool(differing) and all(
+        not any(c.isdigit() for c in a + b) and difflib.SequenceMatcher(None, a, b).ratio() >= WORD_SLIP
+        for a, b in differing)
+
+
+def families_knowing(model_id: str) -> list[str]:
+    """The providers whose table holds `model_id` as it is, or as a misspelling of one of theirs, for an id
+    written without its provider (`gpt-5` is `openai/gpt-5`) or under the wrong one."""
+    return [family for family, table in KNOWN.items() if model_id in table or misspelt(family, model_id)]
 
 
 def _known(table: dict[str, dict[str, Any]], model_id: str) -> dict[str, Any]:

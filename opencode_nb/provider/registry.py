@@ -7,6 +7,7 @@ environment variable; they are handed to the SDK client and never stored here, l
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,7 +16,7 @@ from ..config.schema import Config, ProviderConfig
 from ..errors import ConfigError, ProviderError
 from ..secrets import ENV_REFERENCE
 from .base import Provider
-from .catalog import KNOWN, ModelInfo, model_info
+from .catalog import KNOWN, ModelInfo, families_knowing, misspelt, model_info
 from .idle import DEFAULT_IDLE_TIMEOUT_S
 
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -30,6 +31,23 @@ provider:
   local: {type: openai-compatible, base_url: "http://localhost:11434/v1"}"""
 """The smallest opencode.yaml for a local OpenAI-compatible server (Ollama here; llama.cpp and vLLM serve the
 same API, at their own port). No key is needed; the part after `local/` is the server's model name."""
+
+
+CHECKED_FAMILIES = ("anthropic", "openai")
+"""Provider types whose own API refuses a model it does not serve, so a misspelt id is caught before a run
+starts. A scripted model's name is only a label, and an OpenAI-compatible server serves whatever it has."""
+EXAMPLE_ID = "anthropic/claude-sonnet-4-6"
+
+
+class ModelIdError(ConfigError):
+    """A model id that cannot be served as written: not `provider/model`, an unknown provider, or a known
+    model misspelt. Its message is about the id alone, since the id may come from a command-line option,
+    `%config` or a file: whoever knows where it came from puts that in front (`--model: ...`)."""
+
+    def __init__(self, model_id: str, hint: str, *, key: str = "model") -> None:
+        super().__init__(None, key=key, hint=hint)
+        self.model_id = model_id
+        self.args = (hint,)
 
 
 class ProviderRegistry:
@@ -56,23 +74,54 @@ class ProviderRegistry:
         self._infos.clear()
 
     def check_model_id(self, model_id: str) -> tuple[str, str]:
+        """(provider, model) of a `provider/model` id.
+
+        Raises:
+            ModelIdError: not of that form; names the id meant where the catalog knows it (`gpt-5` is
+                `openai/gpt-5`).
+        """
         provider_id, sep, model = model_id.partition("/")
         if not sep or not provider_id or not model:
-            raise ConfigError(None, key="model", hint=f"{model_id!r} is not a model id: use provider/model, e.g. "
-                              "anthropic/claude-sonnet-4-5")
+            bare = model or provider_id
+            meant = [f"{family}/{misspelt(family, bare) or bare}" for family in families_knowing(bare)]
+            guess = f"did you mean {' or '.join(meant)}?" if meant else f"e.g. {EXAMPLE_ID}"
+            raise ModelIdError(model_id, f"{model_id!r} is not a model id (provider/model): {guess}")
+        return provider_id, model
+
+    def check_model(self, model_id: str) -> tuple[str, str]:
+        """(provider, model) of an id this registry can serve, checked without building a provider.
+
+        Raises:
+            ModelIdError: a malformed id, an unknown provider, or a known model misspelt (`claude-sonet-4-6`,
+                `anthropic/gpt-5`): the message names the id meant. A model the catalog does not know
+                at all is not an error (it may be newer than the catalog).
+        """
+        provider_id, model = self.check_model_id(model_id)
+        settings = self.config.provider.get(provider_id, ProviderConfig())
+        kind = self._kind(provider_id, settings)
+        if kind not in CHECKED_FAMILIES or settings.base_url or model in settings.models:
+            return provider_id, model  # a server of one's own (a proxy, a gateway) may serve other names
+        typo = misspelt(kind, model)
+        meant = [f"{provider_id}/{typo}"] if typo else [f"{family}/{misspelt(family, model) or model}"
+                                                       for family in families_knowing(model) if family != kind]
+        if meant:
+            raise ModelIdError(model_id, f"{model_id!r} is not a model the catalog knows: did you mean "
+                               f"{' or '.join(meant)}? (To use the id as written, name it under "
+                               f"provider.{provider_id}.models in opencode.yaml.)")
         return provider_id, model
 
     def resolve(self, model_id: str) -> tuple[Provider, ModelInfo]:
         """The provider serving `provider/model` (built on first use) and the model's figures.
 
         Raises:
-            ConfigError: a malformed id, an unknown provider id, or an incomplete provider section.
+            ModelIdError: a malformed id, an unknown provider id or a known model misspelt (`check_model`).
+            ConfigError: an incomplete provider section.
             ProviderError: no API key (kind `auth`); the message names the variable and the config key.
         """
-        provider_id, model = self.check_model_id(model_id)
+        info = self._infos.get(model_id)
+        provider_id, model = self.check_model(model_id) if info is None else self.check_model_id(model_id)
         settings = self.config.provider.get(provider_id, ProviderConfig())
         kind = self._kind(provider_id, settings)
-        info = self._infos.get(model_id)
         if info is None:
             family = None if kind in ("openai-compatible", "registered") else kind
             info = model_info(provider_id, model, family=family, override=settings.models.get(model))
@@ -100,9 +149,11 @@ class ProviderRegistry:
         if provider_id in self._providers:
             return "registered"
         known = sorted({*self.config.provider, *self._providers, *KEY_ENV, "scripted"})
-        raise ConfigError(None, key=f"provider.{provider_id}",
-                          hint=f"unknown provider {provider_id!r}; known: {', '.join(known)}. For another "
-                          f"OpenAI-compatible server set provider.{provider_id}.type: openai-compatible and base_url")
+        meant = difflib.get_close_matches(provider_id, known, n=1, cutoff=0.75)
+        guess = f" (did you mean {meant[0]}?)" if meant else ""
+        raise ModelIdError(provider_id, f"unknown provider {provider_id!r}{guess}; known: {', '.join(known)}. For "
+                           f"another OpenAI-compatible server set provider.{provider_id}.type: openai-compatible "
+                           "and base_url in opencode.yaml", key=f"provider.{provider_id}")
 
     def _build(self, provider_id: str, kind: str, settings: ProviderConfig) -> Provider:
         if kind == "scripted":

@@ -3,7 +3,8 @@
 The decorator only checks and marks; a kernel with the extension loaded finds marked functions in the
 person's namespace after each cell and offers them (`kernel/person_tools.py`), and `FunctionTool`
 (`person.py`) is what the agents call. Checking here means a name taken by a built-in tool, or a parameter
-no model could fill, is an error in the very cell that defines the function.
+no model could fill, is an error in the very cell that defines the function: one line that says what to
+change, with no traceback through our code (`_render_traceback_` is IPython's hook for that).
 """
 
 from __future__ import annotations
@@ -16,6 +17,20 @@ from .person import MARK, ToolOptions, arguments_of, tool_name
 from .reserved import refuse_reserved
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class UnusableFunction(TypeError):
+    """The function cannot be a tool as written (not a function, or a parameter no model can fill)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
+
+
+class UnusableToolName(ValueError):
+    """The tool's name is a built-in tool's or permission's, or has nothing a tool name may hold."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
 
 
 @overload
@@ -39,17 +54,25 @@ def tool(function: Any = None, /, *, name: str | None = None, description: str |
         timeout: seconds a call may run before it is stopped (default 60).
 
     Raises:
-        TypeError: not a function, or a parameter's type hint has no JSON form a model could send.
-        ValueError: the name is a built-in tool's or a built-in permission's name.
+        UnusableFunction: (a TypeError) not a function, or a parameter's type hint has no JSON form a model
+            could send.
+        UnusableToolName: (a ValueError) the name is a built-in tool's or a built-in permission's name.
     """
     options = ToolOptions(name, description, timeout)
 
     def mark(target: Any) -> Any:
         if not isinstance(target, types.FunctionType):
-            raise TypeError(f"@tool takes a function defined with def or async def, not {type(target).__name__}")
-        tool_id = tool_name(options.name or target.__name__)
-        clash_with_builtin(tool_id)
-        arguments_of(target, tool_id)  # a parameter no model could fill is said now, not at the first call
+            raise UnusableFunction(f"@tool takes a function defined with def or async def, not "
+                                   f"{type(target).__name__}")
+        try:
+            tool_id = tool_name(options.name or target.__name__)
+            clash_with_builtin(tool_id)
+        except ValueError as exc:
+            raise UnusableToolName(str(exc)) from None
+        try:
+            arguments_of(target, tool_id)  # a parameter no model could fill is said now, not at the first call
+        except TypeError as exc:
+            raise UnusableFunction(str(exc)) from None
         setattr(target, MARK, options)
         return target
 

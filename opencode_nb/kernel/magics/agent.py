@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -50,7 +51,10 @@ def parse_options(args: str) -> argparse.Namespace:
         raise UsageError(f"%%agent: cannot read the options {args!r}: {exc}") from None
     options, rest = parser.parse_known_args(words)
     if rest:
-        raise UsageError(f"%%agent: unknown option(s) {' '.join(rest)}; the prompt goes on the lines below "
+        known = [name for action in parser._actions for name in action.option_strings]
+        meant = difflib.get_close_matches(rest[0].split("=", 1)[0], known, n=1, cutoff=0.7)
+        guess = f" (did you mean {meant[0]}?)" if meant else ""
+        raise UsageError(f"%%agent: unknown option(s) {' '.join(rest)}{guess}; the prompt goes on the lines below "
                          "%%agent, or after %agent on one line")
     if options.step is not None and options.plan is None:
         raise UsageError("%%agent: --step needs --plan: a step belongs to a plan, e.g. %%agent --plan ID --step 2 "
@@ -73,16 +77,25 @@ def _step_number(value: str) -> int:
     return int(value)
 
 
+LINE_FLAGS = ("--bg", "--new", "-n")
+LINE_VALUED = ("--agent", "-a", "--model", "-m", "--session", "-s")
+"""The options a one-line prompt takes before its text (a plan's `--plan`/`--step` need a cell of their own)."""
+
+
 def split_prompt_line(line: str) -> tuple[str, str]:
-    """`%agent --model m fix it` → ("--model m", "fix it"): leading options, then the prompt."""
+    """`%agent --model m fix it` → ("--model m", "fix it"): leading options, then the prompt.
+
+    Raises:
+        UsageError: the prompt would start with an option the line does not take (`--bogus`, `--model` with no
+            value): a mistyped option is said, not sent to the model as the first word of the prompt.
+    """
     words = line.split(" ")
     options: list[str] = []
-    flags = {"--bg", "--new", "-n"}
-    valued = {"--agent", "-a", "--model", "-m", "--session", "-s"}
+    flags, valued = set(LINE_FLAGS), set(LINE_VALUED)
     i = 0
     while i < len(words):
         word = words[i]
-        if word in flags:
+        if word in flags or ("=" in word and word.split("=", 1)[0] in valued):
             options.append(word)
             i += 1
         elif word in valued and i + 1 < len(words):
@@ -92,7 +105,26 @@ def split_prompt_line(line: str) -> tuple[str, str]:
             i += 1
         else:
             break
+    if i < len(words):
+        refuse_unknown_option(words[i])
     return " ".join(options), " ".join(words[i:])
+
+
+def refuse_unknown_option(word: str) -> None:
+    """Raise if `word`, the first of a one-line prompt, reads as an option rather than as its text."""
+    from .grammar import AS_PROMPT, OPTION
+
+    if not OPTION.match(word):
+        return
+    name = word.split("=", 1)[0]
+    if name in LINE_VALUED:
+        raise UsageError(f"%agent: {name} needs a value before the prompt, e.g. %agent {name} VALUE explain this")
+    if name in ("--plan", "--step"):
+        raise UsageError("%agent: a plan's step runs from a cell of its own: %%agent --plan ID --step N")
+    meant = difflib.get_close_matches(name, [*LINE_FLAGS, *LINE_VALUED], n=1, cutoff=0.7)
+    guess = f"; did you mean {meant[0]}?" if meant else "."
+    raise UsageError(f"%agent: {name} is not an option of a prompt (they are {', '.join(LINE_VALUED[::2])} VALUE, "
+                     f"{', '.join(LINE_FLAGS[:2])}){guess} {AS_PROMPT}")
 
 
 @contextmanager
@@ -137,6 +169,7 @@ class AgentMagics(Magics):
                 raise UsageError("%agent: plan steps run only from a cell of their own (%%agent --plan ID --step "
                                  "N, or %agent plan run on a line at the top of a cell), not from inside a block")
             self.notices()
+            self.watch.refuse_prompt()
             request = self.request(*prompt)
         coroutine = self.agent.prompt(**{**request, "background": True})
         try:
@@ -186,7 +219,6 @@ class AgentMagics(Magics):
     def request(self, options: str, prompt: str) -> dict[str, Any]:
         """The arguments of `NotebookAgent.prompt` for a cell's options and prompt, checked before anything runs."""
         from ...command.runner import parse_slash
-        from . import preflight
         from .interpolate import interpolate
 
         parsed = parse_options(options)
@@ -195,12 +227,26 @@ class AgentMagics(Magics):
                              "(or after %agent on one line). %agent help lists the subcommands.")
         text = interpolate(prompt, self.shell.user_ns if self.shell is not None else {})
         if parse_slash(text) is None:  # a command names its own agent and model, and /help needs none
-            settings = self.agent.settings
-            preflight.check(self.agent.workspace(), agent=parsed.agent or settings.agent, model=parsed.model,
-                            setting=settings.model,
-                            session_id=None if parsed.new else parsed.session or self.agent.session_id)
+            self.check_start(parsed)
         return {"text": text, "agent": parsed.agent, "model": parsed.model,
                 "session": parsed.session, "new": parsed.new, "background": parsed.bg}
+
+    def check_start(self, parsed: argparse.Namespace) -> None:
+        """Fail now if the prompt could not start; a model id that cannot be served is said with where it came
+        from (`--model`, `%config Agent.model`, `opencode.yaml:3`), never as if a file were wrong."""
+        from ...provider.registry import ModelIdError
+        from . import preflight
+
+        settings = self.agent.settings
+        ws = self.agent.workspace()
+        agent = parsed.agent or settings.agent
+        session_id = None if parsed.new else parsed.session or self.agent.session_id
+        try:
+            preflight.check(ws, agent=agent, model=parsed.model, setting=settings.model, session_id=session_id)
+        except ModelIdError as exc:
+            choice = preflight.model_in_use(ws, option=parsed.model, setting=settings.model,
+                                            agent=preflight.agent_for(ws, agent, session_id))
+            raise UsageError(f"{choice.why}: {exc}") from None
 
     async def prompt(self, options: str, prompt: str) -> None:
         from ... import id as ids
@@ -213,6 +259,7 @@ class AgentMagics(Magics):
         parsed_options = parse_options(options)
         await self.agent.aworkspace()  # built on a worker thread: wait for it without blocking the kernel
         self.notices()
+        self.watch.refuse_prompt()
         if parsed_options.plan is not None:
             await plans.run_step(self.agent, parsed_options.plan, parsed_options.step, prompt,
                                  model=parsed_options.model)

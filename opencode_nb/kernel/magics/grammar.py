@@ -4,14 +4,22 @@ those declarations.
 A declaration says which words a subcommand takes (its shapes), how `%agent help` shows it, and the function
 that answers it. Telling a subcommand from a prompt (`split`), the help text, tab completion and dispatch
 all read the same declarations, so a new subcommand is one declaration and they cannot disagree about it.
-A line that fits no shape is a prompt: `%agent stop the server` goes to the agent.
+A line that fits no shape is a prompt: `%agent stop the server` goes to the agent. A line that is plainly a
+subcommand mistyped is refused rather than sent (prompts cost money and a session): a subcommand with no
+arguments where it needs some, or an option after it that it does not take (`%agent sessions --al`); a first
+word one slip from a subcommand whose other words fit it (`%agent sesions`); an unknown first word followed
+by an option (`%agent bogus --x`). A prompt that happens to read like one goes in a `%%agent` cell.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
+
+from IPython.core.error import UsageError
 
 if TYPE_CHECKING:
     from ..runner import NotebookAgent
@@ -38,6 +46,15 @@ Runner = Callable[[Magic, list[str]], Awaitable[None]]
 
 HELP_COLUMN = 25
 """Where the explanations in `%agent help` start; a longer usage stands on a line of its own."""
+
+CLOSE = 0.8
+"""How alike (difflib's ratio) a first word and a subcommand must be for the word to read as that subcommand
+mistyped: `sesions`, `model`, `plans` are; `configure`, `step`, `todo` (prompts that start a sentence) are not."""
+
+OPTION = re.compile(r"^--?[A-Za-z]")
+"""A word that reads as a command-line option (`--all`, `-n`), not as prose."""
+
+AS_PROMPT = "To send this line to the agent as a prompt, put it in a %%agent cell (the prompt on the lines below)."
 
 
 def _any_word(word: str) -> bool:
@@ -85,6 +102,10 @@ class Subcommand:
 
     def fits(self, args: list[str]) -> bool:
         return any(len(shape) == len(args) and all(map(_matches, shape, args)) for shape in self.shapes)
+
+    def usage(self) -> str:
+        """How it is written, from its help lines (declared without help, as `tools` is: its name)."""
+        return " or ".join([f"%agent {usage}" for usage, _ in self.help] or [f"%agent {self.name}"])
 
     def awaited(self, args: list[str]) -> bool:
         """These arguments run (a plan's steps) rather than show, so the line is awaited like a prompt."""
@@ -149,17 +170,41 @@ class Grammar:
         return "\n\n".join(part for part in (self.prelude, entries, self.epilogue) if part)
 
     def split(self, line: str) -> tuple[str | None, list[str]]:
-        """A subcommand and its arguments, or (None, []) when the line is a prompt; a bare `%agent` is help."""
+        """A subcommand and its arguments, or (None, []) when the line is a prompt; a bare `%agent` is help.
+
+        Raises:
+            UsageError: the line is a subcommand mistyped (see the module docstring), with the usage meant.
+        """
         words = line.split()
         if not words:
             return "help", []
-        sub = self.subcommands.get(words[0])
+        first, args = words[0], words[1:]
+        sub = self.subcommands.get(first)
         if sub is None:
+            self._refuse_lookalike(first, args)
             return None, []
-        args = words[1:]
         if sub.check is not None:
             sub.check(args)
-        return (sub.name, args) if sub.fits(args) else (None, [])
+        if sub.fits(args):
+            return sub.name, args
+        if not args or OPTION.match(args[0]):
+            taken = f"does not take {' '.join(args)}" if args else "needs more"
+            raise UsageError(f"%agent {first} {taken}: use {sub.usage()}. {AS_PROMPT}")
+        return None, []
+
+    def _refuse_lookalike(self, first: str, args: list[str]) -> None:
+        """Raise for a first word that is not a subcommand but reads as one mistyped (or one unknown, given
+        options); return for a prompt."""
+        if OPTION.match(first):
+            return  # the prompt's own options (`--model M`): `parse_options` checks them
+        meant = difflib.get_close_matches(first, list(self.subcommands), n=1, cutoff=CLOSE)
+        option_next = bool(args) and OPTION.match(args[0]) is not None
+        if meant and (self.subcommands[meant[0]].fits(args) or option_next):
+            shown = " ".join(["%agent", meant[0], *args])
+            raise UsageError(f"%agent: {first} is not a subcommand; did you mean {shown}? {AS_PROMPT}")
+        if option_next:
+            raise UsageError(f"%agent: {first} is not a subcommand (%agent help lists them), and {args[0]} is not "
+                             f"an option of a prompt. {AS_PROMPT}")
 
     def complete(self, line: str) -> tuple[str, list[str]]:
         """What follows `%agent ` up to the cursor → (the word being typed, the words it may become)."""

@@ -33,10 +33,15 @@ def test_other_cells_and_lookalikes_are_untouched():
 @pytest.mark.parametrize(("line", "expected"), [
     ("sessions", ("sessions", [])), ("sessions --all", ("sessions", ["--all"])),
     ("resume ses_1", ("resume", ["ses_1"])), ("stop", ("stop", [])), ("", ("help", [])),
-    ("stop the server please", (None, [])), ("new features for the parser", (None, [])), ("resume", (None, [])),
+    ("stop the server please", (None, [])), ("new features for the parser", (None, [])),
 ])
 def test_a_line_is_a_subcommand_only_when_it_fits_one(line, expected):
     assert split_line(line) == expected
+
+
+def test_a_subcommand_missing_its_words_is_an_error_not_a_prompt():
+    with pytest.raises(UsageError, match="%agent resume needs more: use %agent resume ID"):
+        split_line("resume")
 
 
 def test_leading_options_of_a_one_line_prompt_are_split_off():
