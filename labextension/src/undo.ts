@@ -54,7 +54,12 @@ export function turnState(value: unknown): TurnState | null {
   return state;
 }
 
-const NOTE_STYLE = 'font-size: var(--jp-ui-font-size1); color: var(--jp-ui-font-color2); margin-left: 8px;';
+const NOTE_STYLE =
+  'font-size: var(--jp-ui-font-size1); color: var(--jp-ui-font-color2); margin-left: 8px; ' +
+  'min-width: 0; flex: 0 1 auto; white-space: pre-line; overflow-wrap: break-word;';
+
+/** A button keeps its whole label: it never shrinks below it, whatever the note beside it says. */
+const BUTTON_STYLE = 'flex: none; white-space: nowrap;';
 
 export class RunCard extends Panel implements IRenderMime.IRenderer {
   constructor(
@@ -66,7 +71,8 @@ export class RunCard extends Panel implements IRenderMime.IRenderer {
     this.addWidget(html);
     this.bar = new Widget();
     this.bar.addClass('ocnb-undo');
-    this.bar.node.style.cssText = 'display: flex; align-items: center; margin: 4px 0 2px;';
+    // Wraps, so a long report moves the buttons to a line of their own instead of squeezing them out of view.
+    this.bar.node.style.cssText = 'display: flex; flex-wrap: wrap; align-items: center; gap: 4px 0; margin: 4px 0 2px;';
     this.bar.hide();
     this.addWidget(this.bar);
   }
@@ -103,6 +109,7 @@ export class RunCard extends Panel implements IRenderMime.IRenderer {
     if (state.state === 'undoable') {
       const button = document.createElement('button');
       button.className = 'ocnb-undo-button jp-Button jp-mod-styled';
+      button.style.cssText = BUTTON_STYLE;
       button.textContent = '↶ Undo this run';
       button.title = 'Take back what this run did to the files, the notebook and the namespace';
       button.onclick = () => void this.act('undo', button);
@@ -113,6 +120,7 @@ export class RunCard extends Panel implements IRenderMime.IRenderer {
       if (state.redoable === true) {
         const button = document.createElement('button');
         button.className = 'ocnb-redo-button jp-Button jp-mod-styled';
+        button.style.cssText = BUTTON_STYLE;
         button.style.marginLeft = '8px';
         button.textContent = '↷ Redo';
         button.title = 'Put back what the undo took';

@@ -145,6 +145,11 @@ class SessionService:
         self.writes.commit()
         return self.store.activity(session_id)
 
+    def last_activity(self, session_id: str) -> float:
+        """When something last happened in the session (its newest message or part), else when it was made."""
+        self.writes.commit()
+        return self.store.last_activity(session_id) or self.get(session_id).created_at
+
     def current_agent(self, session_id: str, before: str | None = None) -> str | None:
         """The agent that answers the session's next prompt: the one its newest user message names (with
         `before`, the one that answered the prompts before that message id)."""

@@ -1,8 +1,10 @@
 """Naming a session after its first exchange, in the background.
 
 The title is written by the hidden `title` agent on the small model, as its own task: the person's
-answer never waits for it, and a failure only leaves the default title in place. A first run the person
-stopped is titled too: the prompt says what the session is about whether or not the answer came.
+answer never waits for it, and a failure only leaves the default title in place. It comes from the first
+prompt that got an answer (`title_source`): a first prompt that failed leaves the default for the next one
+to replace. A first run the person stopped is titled too: the prompt says what the session is about
+whether or not the answer came.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from ..provider.request import LLMMessage, LLMRequest, TextBlock
 from .deps import LoopDeps
 from .history import History
 from .model_choice import model_for
-from .models import TextPart, UserMessage
+from .models import AssistantMessage, TextPart, UserMessage
 from .system import outgoing
 
 log = logging.getLogger(__name__)
@@ -33,6 +35,37 @@ def clean_title(text: str) -> str:
     return line if len(line) <= MAX_TITLE else line[: MAX_TITLE - 3] + "..."
 
 
+def title_source(history: History) -> tuple[UserMessage, str] | None:
+    """The prompt a session is named after, with its text: the first one typed that did not fail.
+
+    A prompt whose every answer failed (a wrong key, an unknown model, a provider down) says what the person
+    tried, not what the session is about, and is often retyped at once: the next prompt names the session.
+    A prompt never answered because a later one came is one that could not start. The newest prompt with no
+    answer yet is the one a stop cut short: it names the session, since it says what the session is about.
+    """
+    entries = list(history.entries.values())
+    answers: dict[str, list[AssistantMessage]] = {}
+    for entry in entries:
+        if isinstance(entry.message, AssistantMessage):
+            answers.setdefault(entry.message.parent_id, []).append(entry.message)
+    typed = [e for e in entries if isinstance(e.message, UserMessage) and not e.message.synthetic]
+    for position, entry in enumerate(typed):
+        replies = answers.get(entry.message.id, [])
+        newest = position == len(typed) - 1
+        if (replies and all(_failed(r) for r in replies)) or (not replies and not newest):
+            continue
+        text = "\n".join(p.text for p in entry.parts.values() if isinstance(p, TextPart) and not p.synthetic)
+        if text.strip():
+            assert isinstance(entry.message, UserMessage)  # `typed` holds user messages only
+            return entry.message, text
+    return None
+
+
+def _failed(answer: AssistantMessage) -> bool:
+    """An answer that ended in an error other than the person's stop."""
+    return answer.error is not None and answer.error.kind != "aborted"
+
+
 class TitleWriter:
     def __init__(self, deps: LoopDeps) -> None:
         self.deps = deps
@@ -45,15 +78,10 @@ class TitleWriter:
         if session_id in self._started or session.parent_id or \
                 (session.title and not session.title.startswith(DEFAULT_PREFIXES)):
             return
-        users = [e for e in history.entries.values() if isinstance(e.message, UserMessage)
-                 and not e.message.synthetic]
-        if len(users) != 1:
+        source = title_source(history)
+        if source is None:
             return
-        text = "\n".join(p.text for p in users[0].parts.values() if isinstance(p, TextPart) and not p.synthetic)
-        if not text.strip():
-            return
-        first = users[0].message
-        assert isinstance(first, UserMessage)  # `users` holds user messages only
+        first, text = source
         model_id = self.deps.config.small_model or model_for(first, self.deps.agents.get(first.agent), self.deps.config)
         self._started.add(session_id)
         task = asyncio.get_running_loop().create_task(self._write(session_id, text, model_id))

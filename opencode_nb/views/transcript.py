@@ -82,7 +82,7 @@ def transcript_bundle(ws: Workspace, session_id: str, *, since: str | None = Non
     html_body, text_body = _session(ws, session_id, since, by_call, loose, totals, depth=0, prompts=prompts,
                                     ending=ending)
     session = ws.sessions.get(session_id)
-    todos = ws.sessions.todos(session_id)
+    todos = ws.sessions.todos(session_id) if since is None or not _earlier_todos(ws, session_id, since) else []
     head = header_html(agent=totals.agent or "?", model=totals.model or "?", title=session.title, status=status,
                        elapsed_s=elapsed_s, tokens=totals.tokens, cost=totals.cost)
     note = _ended(ws, session_id, status) if ending else ("", "")
@@ -98,6 +98,18 @@ def transcript_bundle(ws: Workspace, session_id: str, *, since: str | None = Non
     if note[1]:
         lines.append(note[1])
     return {"text/html": html, "text/plain": "\n".join(lines)}
+
+
+def _earlier_todos(ws: Workspace, session_id: str, since: str) -> bool:
+    """Whether the stored todo list is an earlier run's: a model wrote it before `since` and not since.
+
+    A list nobody's `todowrite` wrote is the kernel's (a plan's steps, set as each step runs): it is current.
+    """
+    last = None
+    for entry in ws.sessions.messages(session_id):
+        if any(isinstance(p, ToolPart) and p.tool == "todowrite" for p in entry.parts):
+            last = entry.message.id
+    return last is not None and last < since
 
 
 def _ended(ws: Workspace, session_id: str, status: str) -> tuple[str, str]:

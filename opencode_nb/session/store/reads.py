@@ -34,6 +34,12 @@ from .rows import collector_paused, first_line, log, row_text, todos_adapter
 
 T = TypeVar("T")
 
+_NEWEST_MESSAGE_AT = (
+    "SELECT MAX(COALESCE(json_extract(data, '$.completed_at'), 0), COALESCE(json_extract(data, '$.created_at'), 0)) "
+    "FROM messages WHERE session_id = {session} ORDER BY id DESC LIMIT 1"
+)
+"""When the session's newest message began or ended (the later of the two), as a query on a session id."""
+
 
 class StoreReads(StoreConnections):
     """The reading half of `SessionStore`."""
@@ -62,8 +68,34 @@ class StoreReads(StoreConnections):
         sql = "SELECT id, data FROM sessions"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY updated_at DESC, id DESC"
+        # A session's `updated_at` moves only when the session itself is rewritten (its title, its cost), so
+        # a session resumed today would list under one renamed yesterday: its newest message says when.
+        sql += (f" ORDER BY COALESCE(({_NEWEST_MESSAGE_AT.format(session='sessions.id')}), updated_at) DESC, "
+                "id DESC")
         return self._load(self._db(), sql, tuple(args), Session.model_validate_json, "session")
+
+    def last_activity(self, session_id: str) -> float | None:
+        """When something last happened in the session: its newest message began or ended, or a part of it
+        did (a tool still running, text still streaming); None when it has no message.
+
+        Read from the newest message (ids ascend) and its parts by index, so a listing of many long sessions
+        reads a few rows of each.
+        """
+        db = self._db()
+        newest = db.execute("SELECT id FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+                            (session_id,)).fetchone()
+        if newest is None:
+            return None
+        message_at = db.execute(_NEWEST_MESSAGE_AT.format(session="?"), (session_id,)).fetchone()[0]
+        part_at = db.execute(
+            "SELECT MAX(MAX(COALESCE(json_extract(data, '$.started_at'), 0), "
+            "               COALESCE(json_extract(data, '$.ended_at'), 0), "
+            "               COALESCE(json_extract(data, '$.state.started_at'), 0), "
+            "               COALESCE(json_extract(data, '$.state.ended_at'), 0))) "
+            "FROM parts WHERE session_id = ? AND message_id = ?",
+            (session_id, newest[0]),
+        ).fetchone()[0]
+        return max(float(message_at or 0), float(part_at or 0)) or None
 
     def children(self, session_id: str) -> list[Session]:
         """Sessions whose parent is `session_id`, oldest first."""
