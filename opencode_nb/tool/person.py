@@ -437,9 +437,27 @@ def invalid_call(tool_id: str, exc: ValidationError, arguments: Arguments) -> st
             + "\n".join(problems) + "\nCall it again with arguments that match its schema.")
 
 
+SUMMARY_PROBLEMS = 3
+"""Arguments a card's summary of a call that did not fit names; the model's message names them all."""
+
+
 def invalid_call_summary(exc: ValidationError) -> str:
-    fields = sorted({".".join(str(p) for p in error["loc"]) or "the input" for error in exc.errors()})
-    return "Not called: the agent's arguments did not fit (" + ", ".join(fields[:5]) + ")"
+    """The person's line for a call whose arguments do not fit: per argument, what was sent and what fits."""
+    said = []
+    errors = exc.errors()
+    for error in errors[:SUMMARY_PROBLEMS]:
+        where = ".".join(str(p) for p in error["loc"]) or "the input"
+        if error["type"] == "extra_forbidden":
+            said.append(f"{where} was sent, but the function takes no such parameter")
+        elif error["type"] == "missing":
+            said.append(f"{where} is required but was not sent")
+        else:
+            sent = json.dumps(error.get("input"), ensure_ascii=False, default=repr)
+            sent = sent if len(sent) <= 60 else sent[:60] + "…"
+            wanted = str(error["msg"]).removeprefix("Input should be ").removeprefix("Value error, ")
+            said.append(f"{where} was sent as {sent} ({_json_type(error.get('input'))}), but must be {wanted}")
+    more = f" (and {len(errors) - SUMMARY_PROBLEMS} more)" if len(errors) > SUMMARY_PROBLEMS else ""
+    return "Not called: " + "; ".join(said) + more
 
 
 def _json_type(value: Any) -> str:

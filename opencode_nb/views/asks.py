@@ -15,13 +15,25 @@ from .render import BOX, MONO, PRE, clip, code_html, diff_html, icon_html
 REPLY_WORDS: dict[str, str] = {"once": "allowed once", "always": "always allowed", "reject": "rejected"}
 
 
+def shown_patterns(request: PermissionRequest, patterns: Sequence[str] | None = None) -> list[str]:
+    """The patterns of an ask worth a person's reading: not "*" (it says nothing about the call) and not the
+    permission's own name (a function offered as a tool asks for `query` with the pattern `query`)."""
+    return [p for p in (request.patterns if patterns is None else patterns) if p not in ("*", request.permission)]
+
+
+def asked_for_text(request: PermissionRequest) -> str:
+    """What an ask is for, in one phrase with no word said twice: `bash git status`, `query`."""
+    return " ".join([request.permission, ", ".join(shown_patterns(request))]).strip()
+
+
 def always_note(request: PermissionRequest) -> str:
     """What "Always allow" would cover, in words a person can check before clicking."""
     if not request.always:
-        return "nothing more than this call"
-    if request.always == ["*"]:
-        return f"every {request.permission} by {request.agent} in this session"
-    patterns = pattern_words(request.permission, request.always) or ", ".join(request.always)
+        return "only this call — calls like it are asked about every time"
+    shown = shown_patterns(request, request.always)
+    if not shown:
+        return f"every {request.permission} call by {request.agent} in this session"
+    patterns = pattern_words(request.permission, request.always) or ", ".join(shown)
     return f"{request.permission} {patterns} by {request.agent} in this session"
 
 
@@ -53,7 +65,8 @@ def cells_html(cells: Sequence[Any]) -> str:
 def permission_html(request: PermissionRequest) -> str:
     """The question part of a permission prompt (the buttons are widgets beside it)."""
     worded = pattern_words(request.permission, request.patterns)
-    patterns = "".join(f"<li><code>{escape(p)}</code></li>" for p in request.patterns) or "<li>(no pattern)</li>"
+    listed = "".join(f"<li><code>{escape(p)}</code></li>" for p in shown_patterns(request))
+    patterns = f'<ul style="margin:2px 0">{listed}</ul>' if listed else ""
     meta = request.metadata
     extra = ""
     if meta.get("diff"):
@@ -68,7 +81,7 @@ def permission_html(request: PermissionRequest) -> str:
         extra = f'<div style="margin:2px 0">{escape(str(meta["where"]))}</div>' + extra
     return (f'<div class="ocnb-ask" style="{BOX.format(color=HUES["warning"])}">'
             f"{icon_html('lock')}<b>{escape(request.agent)}</b> asks for <b>{escape(request.permission)}</b>"
-            + (f": {escape(worded)}" if worded else f'<ul style="margin:2px 0">{patterns}</ul>') + f"{extra}</div>")
+            + (f": {escape(worded)}" if worded else patterns) + f"{extra}</div>")
 
 
 def permission_record_html(request: PermissionRequest, reply: Reply, *, message: str | None = None,
@@ -77,18 +90,17 @@ def permission_record_html(request: PermissionRequest, reply: Reply, *, message:
     icon = "✓" if reply != "reject" else "✗"
     who = f" — {escape(reason)}" if reason else ""
     said = f": “{escape(message)}”" if message else ""
-    patterns = ", ".join(request.patterns)
+    patterns = ", ".join(shown_patterns(request))
+    code = f" <code>{escape(patterns[:200])}</code>" if patterns else ""
     return (f'<div class="ocnb-ask-record" style="margin:2px 0;color:{MUTED}">{icon} {escape(request.agent)} · '
-            f"{escape(request.permission)} <code>{escape(patterns[:200])}</code> — {REPLY_WORDS[reply]}{said}{who}"
-            "</div>")
+            f"{escape(request.permission)}{code} — {REPLY_WORDS[reply]}{said}{who}</div>")
 
 
 def permission_record_text(request: PermissionRequest, reply: Reply, *, message: str | None = None,
                            reason: str | None = None) -> str:
     said = f': "{message}"' if message else ""
     why = f" ({reason})" if reason else ""
-    return (f"? {request.agent} asked for {request.permission} {', '.join(request.patterns)}: "
-            f"{REPLY_WORDS[reply]}{said}{why}")
+    return f"? {request.agent} asked for {asked_for_text(request)}: {REPLY_WORDS[reply]}{said}{why}"
 
 
 def _answered(request: QuestionRequest, answers: Sequence[Sequence[str]] | None, none: str) -> list[tuple[str, str]]:

@@ -72,10 +72,11 @@ class _TerminalAsks:
                 return None  # no more input (a closed or piped terminal): nobody can answer
 
     async def permission(self, request: Any) -> None:
-        from ...views.asks import always_note
+        from ...views.asks import always_note, shown_patterns
 
         ws = self.ws
-        lines = [f"\n? {request.agent} asks for {request.permission}: {', '.join(request.patterns)}"]
+        patterns = ", ".join(shown_patterns(request))
+        lines = [f"\n? {request.agent} asks for {request.permission}" + (f": {patterns}" if patterns else "")]
         if request.metadata.get("diff"):
             lines.append(str(request.metadata["diff"]))
         lines.append(f"  [o]nce · [a]lways ({always_note(request)}) · [r]eject · or type why not: ")
