@@ -149,7 +149,6 @@ class PromptRun:
         from IPython.display import display
 
         from .live_cell import LiveCell
-        from .plans.save import save_callback
 
         mode = host.presence.mode
         if mode == "terminal":
@@ -167,8 +166,8 @@ class PromptRun:
             # end is known (showing it is how one makes itself known), for a run another cell shows, and for a
             # run that goes on after its cell ended.
             self.view = self.handle = LiveCell(host.hub, self.session_id, lambda: SessionView(
-                ws, host.hub, self.session_id, floor=ids.NOT_STARTED, on_stop=stop,
-                on_save_plan=save_callback(ws)), lambda live: self._shown(host, live),
+                ws, host.hub, self.session_id, floor=ids.NOT_STARTED, on_stop=stop),
+                lambda live: self._shown(host, live),
                 at_once=mode == "unknown" or self.show is not None or not self.attached)
 
     def _shown(self, host: RunHost, live: SessionView) -> dict[str, Any] | None:

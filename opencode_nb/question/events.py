@@ -22,6 +22,12 @@ class QuestionInfo(BaseModel):
     header: str = ""
     options: list[QuestionOption] = Field(default_factory=list)
     multiple: bool = False
+    custom: str = "Type your own answer"
+    """The placeholder of the field for an answer in the person's own words; "" offers the options only."""
+    options_only: bool = False
+    """The options' buttons are the only ways to answer (no Submit, no Dismiss): each says what happens, and
+    words typed in the field go with the button clicked. For a choice between named outcomes (a plan's
+    approval), where a fourth way out would say nothing about what it does."""
 
 
 class QuestionRequest(BaseModel):

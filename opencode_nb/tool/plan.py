@@ -3,11 +3,13 @@
 A switch is a new (synthetic) user message naming the agent that should answer from now on; the loop
 always takes its agent from the newest user message, so the switch survives a kernel restart.
 
-In a notebook an approved plan is not carried out by the turn that approved it: its steps become cells under
-the calling cell (`%%agent --plan ID --step N`). Once that turn ends the kernel runs them one by one, each
-shown in its own cell (kernel/plans/approved.py), unless the prompt ran with `--bg`; a step can be edited and
-run again as any cell. The build agent that answers next is told so, and the session's todo list becomes the
-steps.
+The approval is one question whose buttons say what happens. In a notebook: "Run the steps now" saves the
+steps as cells under the calling cell (`%%agent --plan ID --step N`) and, once the turn ends, the kernel runs
+them one by one, each shown in its own cell (kernel/plans/approved.py); "Save them as cells to run one by
+one" saves the same cells and runs nothing; "Keep planning" saves nothing and the plan agent goes on with the
+person's words. A step can be edited and run again as any cell; the build agent that answers next is told
+not to carry the steps out itself, and the session's todo list becomes the steps. Outside a notebook "Run the
+steps now" hands the plan to the build agent, which carries it out in the same run.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from .. import fs
 from ..errors import ToolError
 from ..question.events import QuestionInfo, QuestionOption
 from ..values import Todo
-from .base import Tool, ToolContext, ToolResult, for_person
+from .base import Tool, ToolContext, ToolResult, for_person, shown, workspace_root
 from .context import AgentSwitch, NotebookAccess, NotebookRefused
 from .support.plandoc import METADATA_KEY, PlanDoc, PlanError, parse_plan, plan_cells, progress_path
 
@@ -37,6 +39,12 @@ def _switch(ctx: ToolContext) -> tuple[AgentSwitch, str]:
         raise ToolError("This session cannot change agents; carry on in the current mode.",
                         summary="Not switched: this session cannot change agents")
     return ctx.switch_agent, ctx.plan_path or DEFAULT_PLAN_PATH
+
+
+def _written(ctx: ToolContext, plan_path: str) -> str:
+    """The plan's path as the model writes it and the person reads it: from the working folder (a notebook in a
+    subfolder reads `../.opencode/plans/x.md`), while `plan_path` itself is relative to the project root."""
+    return shown(ctx, workspace_root(ctx) / plan_path)
 
 
 async def _confirm(ctx: ToolContext, question: str, header: str, yes: str = "Switch now") -> bool:
@@ -57,14 +65,15 @@ class PlanEnterTool(Tool[PlanParams]):
 
     async def execute(self, params: PlanParams, ctx: ToolContext) -> ToolResult:
         switch, plan_path = _switch(ctx)
-        if not await _confirm(ctx, f"Switch to the plan agent to research and write a plan to {plan_path}?",
+        at = _written(ctx, plan_path)
+        if not await _confirm(ctx, f"Switch to the plan agent to research and write a plan to {at}?",
                               "Plan mode"):
             raise ToolError("The person chose not to switch to planning. Continue in the current mode.",
                             summary="You chose not to switch to planning")
         switch("plan", "The person asked to plan first. Research the task with read-only tools "
-                                          f"and write a step-by-step plan to {plan_path}; then call plan_exit.")
+                                          f"and write a step-by-step plan to {at}; then call plan_exit.")
         return ToolResult("Switched to planning", "The person approved switching to the plan agent, which continues "
-                          "from here.", for_person(f"@plan takes over to write a plan to {plan_path}", ""))
+                          "from here.", for_person(f"@plan takes over to write a plan to {at}", ""))
 
 
 class PlanExitTool(Tool[PlanParams]):
@@ -73,33 +82,40 @@ class PlanExitTool(Tool[PlanParams]):
 
     async def execute(self, params: PlanParams, ctx: ToolContext) -> ToolResult:
         switch, plan_path = _switch(ctx)
-        if ctx.notebook is not None and await _notebook_answers(ctx):
-            return await self._to_cells(ctx, switch, plan_path)
-        if not await _confirm(ctx, f"The plan at {plan_path} is complete. Switch to the build agent and carry it "
-                                   "out?", "Build agent"):
-            raise ToolError(KEEP_PLANNING, summary=KEEP_PLANNING_SUMMARY)
-        switch("build", _execute_note(plan_path))
-        return ToolResult("Switched to building", "The person approved the plan; the build agent carries it out.",
+        at = _written(ctx, plan_path)
+        in_notebook = ctx.notebook is not None and await _notebook_answers(ctx)
+        doc = _read_plan(ctx, plan_path) if in_notebook else None
+        choice, words = await _approval(ctx, plan_path, doc)
+        if choice == KEEP_PLANNING_LABEL:
+            raise ToolError(_keep_planning(words), summary=KEEP_PLANNING_SUMMARY)
+        if doc is not None:
+            return await self._to_cells(ctx, switch, plan_path, doc, run_now=choice == RUN_NOW, words=words)
+        switch("build", _execute_note(at) + _added(words))
+        return ToolResult("Switched to building", "The person approved the plan; the build agent carries it out."
+                          + _added(words),
                           for_person("You approved the plan; @build carries it out now", _plan_text(ctx, plan_path),
                                      markdown=True))
 
-    async def _to_cells(self, ctx: ToolContext, switch: AgentSwitch, plan_path: str) -> ToolResult:
+    async def _to_cells(self, ctx: ToolContext, switch: AgentSwitch, plan_path: str, doc: PlanDoc, *,
+                        run_now: bool, words: str) -> ToolResult:
+        at = _written(ctx, plan_path)
         notebook = ctx.notebook
         assert notebook is not None
-        doc = _read_plan(ctx, plan_path)
         count = len(doc.steps)
         steps = f"{count} step{'s' * (count != 1)}"
-        if not await _confirm(ctx, f"The plan at {plan_path} is complete ({steps}). Save its steps as cells under "
-                                   "this cell, to run one by one with the build agent?", "Build agent",
-                              yes="Save the steps as cells and switch to building"):
-            raise ToolError(KEEP_PLANNING, summary=KEEP_PLANNING_SUMMARY)
         try:
             await _drop_earlier_plan_cells(notebook, ctx.session_id)
             ids = await notebook.insert(plan_cells(doc), after=None, session_id=ctx.session_id)
         except NotebookRefused as exc:
-            switch("build", _execute_note(plan_path))
+            if not run_now:  # the person asked for cells and nothing run: carrying the plan out would not be that
+                raise ToolError(f"The steps could not be saved as notebook cells ({exc}), so nothing was saved and "
+                                "nothing ran. Tell the person, and that `%agent plan cells` saves them once the "
+                                "notebook can be changed.",
+                                summary=f"The steps could not be saved as cells ({exc})") from None
+            switch("build", _execute_note(at) + _added(words))
             return ToolResult("Switched to building", f"The steps could not be saved as notebook cells: {exc} "
-                              "The person approved the plan, so the build agent carries it out now.",
+                              "The person chose to run the steps now, so the build agent carries out the plan now."
+                              + _added(words),
                               {"plan": doc.plan_id, "cells": [], "refused": str(exc),
                                **for_person(f"The steps could not be saved as cells ({exc}); @build carries out the "
                                             "plan now", _plan_text(ctx, plan_path), markdown=True)})
@@ -108,28 +124,82 @@ class PlanExitTool(Tool[PlanParams]):
             ctx.todos.set_todos(ctx.session_id, [
                 Todo(content=step.first_line, status="completed" if step.done else "pending", id=str(step.number))
                 for step in doc.steps])
-        switch("build", f"The plan at {plan_path} has been approved and saved as {steps} in notebook cells, which "
-                        f"run one by one once this turn ends (or when the person runs them). {DO_NOT_RUN}.")
+        when = ("which the kernel runs one by one, each with the build agent, once this turn ends" if run_now
+                else "which the person runs one by one, each when they choose")
+        switch("build", f"The plan at {at} has been approved and saved as {steps} in notebook cells, {when}. "
+                        f"{DO_NOT_RUN}.{_added(words)}")
         return ToolResult(
-            f"Saved the plan as {steps} in cells",
-            f"The person approved the plan. Its {steps} were saved as cells under the calling cell; they run one "
-            f"by one, each with the build agent, once this turn ends. {DO_NOT_RUN}: end your turn with "
-            "one short sentence saying the steps are ready to run.",
-            {"plan": doc.plan_id, "cells": ids, "steps": count,
-             **for_person(f"Saved the plan as {steps} in cells below, each ready to run", _plan_text(ctx, plan_path),
-                          markdown=True)})
+            f"Saved the plan as {steps} in cells " + ("to run now" if run_now else "to run one by one"),
+            f"The person approved the plan. Its {steps} were saved as cells under the calling cell; {when}. "
+            f"{DO_NOT_RUN}: end your turn with one short sentence saying "
+            + ("the steps run now." if run_now else "the steps are ready to run one by one.") + _added(words),
+            {"plan": doc.plan_id, "cells": ids, "steps": count, "run": "now" if run_now else "by the person",
+             **for_person(f"Saved the plan as {steps} in cells below, "
+                          + ("running now, one after another" if run_now else "each ready to run when you choose"),
+                          _plan_text(ctx, plan_path), markdown=True)})
 
 
+RUN_NOW = "Run the steps now"
+SAVE_AS_CELLS = "Save them as cells to run one by one"
+KEEP_PLANNING_LABEL = "Keep planning"
+"""The plan approval's choices, each saying what happens."""
 DO_NOT_RUN = "Do not carry out any step now"
-"""What the build agent is told when the approved plan's steps became cells: the person runs them."""
+"""What the build agent is told when the approved plan's steps became cells: the kernel or the person runs them."""
 KEEP_PLANNING = "The person wants to keep planning. Ask what to change in the plan, then revise it."
 KEEP_PLANNING_SUMMARY = "You chose to keep planning"
+
+
+async def _approval(ctx: ToolContext, plan_path: str, doc: PlanDoc | None) -> tuple[str, str]:
+    """Put the plan's approval to the person as one choice whose buttons say what happens; returns the label
+    chosen and any words they typed. Words without a choice keep planning with them."""
+    at = _written(ctx, plan_path)
+    if ctx.questions is None:
+        raise ToolError("Nobody can approve the plan in this session; carry on planning.",
+                        summary="Not approved: nobody can approve it in this session")
+    if doc is None:
+        question = f"The plan at {at} is ready. What now?"
+        options = [QuestionOption(label=RUN_NOW, description="The build agent carries out the plan now, in this run"),
+                   QuestionOption(label=KEEP_PLANNING_LABEL, description="The plan agent goes on, with what you type")]
+    else:
+        count = len(doc.steps)
+        question = f"The plan at {at} is ready ({count} step{'s' * (count != 1)}). What now?"
+        options = [QuestionOption(label=RUN_NOW, description="Each step runs now with the build agent, one after "
+                                                             "another, in its own cell below"),
+                   QuestionOption(label=SAVE_AS_CELLS, description="The steps become cells below; nothing runs "
+                                                                   "until you run each one"),
+                   QuestionOption(label=KEEP_PLANNING_LABEL, description="The plan agent goes on, with what you "
+                                                                         "type")]
+    answers = await ctx.questions.ask(ctx.session_id, [QuestionInfo(
+        question=question, header="Plan ready", options=options, options_only=True,
+        custom="Anything to change or add? It goes with the button you click")], agent=ctx.agent, tool=ctx.tool_ref)
+    return _chosen(answers[0] if answers else [], [o.label for o in options])
+
+
+def _chosen(given: list[str], labels: list[str]) -> tuple[str, str]:
+    """The option chosen (a bare yes is the first, as the approval's only question used to be yes or no) and
+    the person's own words; nothing chosen keeps planning."""
+    by_word = {label.lower(): label for label in labels} | {"yes": labels[0], "y": labels[0],
+                                                             "no": KEEP_PLANNING_LABEL, "n": KEEP_PLANNING_LABEL}
+    chosen = next((by_word[a.strip().lower()] for a in given if a.strip().lower() in by_word), KEEP_PLANNING_LABEL)
+    words = " ".join(a.strip() for a in given if a.strip().lower() not in by_word)
+    return chosen, words
+
+
+def _keep_planning(words: str) -> str:
+    if not words:
+        return KEEP_PLANNING
+    return (f"The person wants to keep planning and said: \u201c{words}\u201d. Revise the plan accordingly, then "
+            "call plan_exit again.")
+
+
+def _added(words: str) -> str:
+    return f" The person added: \u201c{words}\u201d." if words else ""
 
 
 def _plan_text(ctx: ToolContext, plan_path: str) -> str:
     """The plan as written, shown on the card of its approval ("" when it cannot be read)."""
     try:
-        return (ctx.directory / plan_path).read_text(encoding="utf-8")
+        return (workspace_root(ctx) / plan_path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return ""
 
@@ -171,15 +241,16 @@ def _execute_note(plan_path: str) -> str:
 
 def _read_plan(ctx: ToolContext, plan_path: str) -> PlanDoc:
     """The plan, parsed; a missing or step-less file is an error the plan agent can fix before asking."""
-    path = ctx.directory / plan_path
+    at = _written(ctx, plan_path)
+    path = workspace_root(ctx) / plan_path
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ToolError(f"There is no plan at {plan_path} yet. Write it there (a `# Title`, the goal, and the "
+        raise ToolError(f"There is no plan at {at} yet. Write it there (a `# Title`, the goal, and the "
                         "steps as a numbered list), then call plan_exit again.",
-                        summary=f"Not yet: there is no plan at {plan_path}") from None
+                        summary=f"Not yet: there is no plan at {at}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ToolError(f"The plan at {plan_path} cannot be read: {exc}") from None
+        raise ToolError(f"The plan at {at} cannot be read: {exc}") from None
     try:
         return parse_plan(text, plan_path)
     except PlanError as exc:
@@ -192,4 +263,4 @@ def _forget_progress(ctx: ToolContext, plan_path: str) -> None:
     mark fresh steps as re-runs and feed old results to the model."""
     # By `fs`: a plans folder swapped for a link leads nowhere, so no file outside is removed.
     with contextlib.suppress(fs.Refused):
-        fs.remove(ctx.directory, progress_path(plan_path))
+        fs.remove(workspace_root(ctx), progress_path(plan_path))

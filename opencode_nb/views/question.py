@@ -1,8 +1,9 @@
 """The question prompt: the question tool's questions, with option buttons and a free-text answer.
 
-A single question with single choice answers on the first click. Otherwise options toggle and Submit
-sends everything at once. Like the permission prompt, handlers only call the thread-safe service and
-hand widget changes to the views' loop.
+A single question with single choice answers on the first click, with whatever was typed in its field.
+Otherwise options toggle and Submit sends everything at once. A question whose options are its only answers
+(`options_only`: each button says what happens) shows no Submit or Dismiss beside them. Like the permission
+prompt, handlers only call the thread-safe service and hand widget changes to the views' loop.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class QuestionPromptView:
         self.answered: QuestionReplied | None = None
         self.chosen: list[set[str]] = [set() for _ in request.questions]
         self.option_buttons: list[list[widgets.Button]] = []
-        self.free_text: list[widgets.Text] = []
+        self.free_text: list[widgets.Text | None] = []
         self.instant = len(request.questions) == 1 and not request.questions[0].multiple
         rows: list[widgets.Widget] = []
         for index, question in enumerate(request.questions):
@@ -49,14 +50,19 @@ class QuestionPromptView:
             self.option_buttons.append(buttons)
             if buttons:
                 rows.append(widgets.HBox(buttons, layout=widgets.Layout(flex_flow="row wrap")))
-            text = widgets.Text(placeholder="Type your own answer", layout=widgets.Layout(width="60%"))
+            text = widgets.Text(placeholder=question.custom, layout=widgets.Layout(width="60%")) \
+                if question.custom else None
             self.free_text.append(text)
-            rows.append(text)
-        self.submit_button = widgets.Button(description="Submit", button_style="primary", icon="paper-plane")
-        self.dismiss_button = widgets.Button(description="Dismiss", icon="times")
-        self.submit_button.on_click(lambda _: self.submit())
-        self.dismiss_button.on_click(lambda _: self.dismiss())
-        rows.append(widgets.HBox([self.submit_button, self.dismiss_button]))
+            if text is not None:
+                rows.append(text)
+        self.submit_button: widgets.Button | None = None
+        self.dismiss_button: widgets.Button | None = None
+        if not all(q.options_only and q.options for q in request.questions):
+            self.submit_button = widgets.Button(description="Submit", button_style="primary", icon="paper-plane")
+            self.dismiss_button = widgets.Button(description="Dismiss", icon="times")
+            self.submit_button.on_click(lambda _: self.submit())
+            self.dismiss_button.on_click(lambda _: self.dismiss())
+            rows.append(widgets.HBox([self.submit_button, self.dismiss_button]))
         self.widget = widgets.VBox(rows, layout=widgets.Layout(
             margin="2px 0 6px 0", padding="4px 8px", border="1px solid #90caf9"))
         self.widget.add_class("ocnb-question")
@@ -83,7 +89,8 @@ class QuestionPromptView:
         out = []
         for index, question in enumerate(self.request.questions):
             labels = [o.label for o in question.options if o.label in self.chosen[index]]
-            typed = self.free_text[index].value.strip()
+            field = self.free_text[index]
+            typed = field.value.strip() if field is not None else ""
             out.append([*labels, typed] if typed else labels)
         return out
 
@@ -103,7 +110,8 @@ class QuestionPromptView:
 
     def _disable(self) -> None:
         for button in [b for row in self.option_buttons for b in row] + [self.submit_button, self.dismiss_button]:
-            button.disabled = True
+            if button is not None:
+                button.disabled = True
 
     def resolve(self, event: QuestionReplied) -> None:
         self.answered = event

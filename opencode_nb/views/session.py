@@ -8,13 +8,14 @@ permission and question services and Stop requests.
 
 from __future__ import annotations
 
-import asyncio
+import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
+from .. import id as ids
 from ..bus import Event
 from ..permission.events import PermissionAsked, PermissionReplied, PermissionRequest
 from ..question.events import QuestionAsked, QuestionReplied, QuestionRequest
@@ -35,6 +36,7 @@ from ..session.models import (
     ToolPart,
     UserMessage,
 )
+from ..session.title import DEFAULT_PREFIXES
 from .child import ChildSessionView
 from .hub import ViewHub
 from .labels import task_heading
@@ -58,6 +60,8 @@ from .widget_tree import close_tree
 if TYPE_CHECKING:
     from ..workspace import Workspace
 
+
+log = logging.getLogger(__name__)
 
 ENDED = ("stopped", "error", "rejected", "idle", "done")
 """States a run ends in: a late "idle" from the bus does not replace them."""
@@ -162,25 +166,22 @@ class SessionView:
             not the whole history). None shows everything (child sessions).
         root: the top-level view of a prompt cell: it has a header with a Stop button.
         on_stop: called (on any thread) when Stop is pressed.
-        on_save_plan: in a notebook, what "Save as cells" on a plan's card calls with the session id; it
-            returns what to show beside the button. None: no such button.
     """
 
     def __init__(self, ws: Workspace, hub: ViewHub, session_id: str, *, floor: str | None = None,
-                 root: bool = True, on_stop: Callable[[], None] | None = None, replay: bool = False,
-                 on_save_plan: Callable[[str], Awaitable[str]] | None = None) -> None:
+                 root: bool = True, on_stop: Callable[[], None] | None = None, replay: bool = False) -> None:
         self.ws = ws
         self.hub = hub
         self.session_id = session_id
         self.floor = floor
         self.root = root
         self.on_stop = on_stop
-        self.on_save_plan = on_save_plan
-        self._saving: set[asyncio.Future[None]] = set()
         self.status = "starting"
         self.started_at: float | None = None
         self.ended_at: float | None = None
         self.title = ""
+        self.continues = False
+        """The run goes on from earlier prompts of its session: the header names the session, not "new"."""
         self.agent = ""
         self.model = ""
         self.children: dict[str, ChildSessionView[SessionView]] = {}
@@ -213,6 +214,8 @@ class SessionView:
         self._unwatch = hub.watch(session_id, self)
         if replay:
             self._replay()
+        elif root:
+            self._read_session()
 
     # ------------------------------------------------------------------------------------------ lifecycle
 
@@ -229,7 +232,19 @@ class SessionView:
     def start(self) -> None:
         self.status = "running"
         self.started_at = time.time()
+        if self.root:
+            self._read_session()
         self.hub.mark(self)
+
+    def _read_session(self) -> None:
+        """The session's title as stored, and whether prompts before this run's floor were answered in it."""
+        try:
+            self.title = self.ws.sessions.get(self.session_id).title
+            floor = self.floor
+            self.continues = floor not in (None, ids.NOT_STARTED) and \
+                self.ws.sessions.current_agent(self.session_id, before=floor) is not None
+        except Exception:  # a header must not stop the run it heads
+            log.debug("could not read session %s for its header", self.session_id, exc_info=True)
 
     def stop(self) -> None:
         """The Stop button: ask whoever runs the session to stop it; safe from any thread."""
@@ -336,32 +351,12 @@ class SessionView:
             self._add(part.id, _TextItem(part, reasoning_html, min_interval_s=1.0))
         elif isinstance(part, ToolPart):
             kernel = self.ws.kernel
-            card = ToolCardView(part, undo=kernel.undo if kernel is not None else None,
-                                save_plan=self._save_plan if self.on_save_plan is not None else None)
+            card = ToolCardView(part, undo=kernel.undo if kernel is not None else None)
             self.cards[part.call_id] = card
             self._add(part.id, card)
             self._follow_child(card)
         elif isinstance(part, RetryPart):
             self._line(part.id, f"⟳ retry {part.attempt}: {part.error}")
-
-    def _save_plan(self, report: Callable[[str], None]) -> None:
-        """A card's "Save as cells" (on any thread): the kernel layer does it; the card shows its answer."""
-        on_save_plan = self.on_save_plan
-        assert on_save_plan is not None
-
-        async def save() -> None:
-            try:
-                message = await on_save_plan(self.session_id)
-            except Exception as exc:  # the button must say something, whatever went wrong
-                message = f"Could not save the plan as cells: {exc}"
-            report(message)
-
-        def start() -> None:
-            task = asyncio.ensure_future(save())
-            self._saving.add(task)
-            task.add_done_callback(self._saving.discard)
-
-        self.hub.call_soon(start)
 
     def _follow_child(self, card: ToolCardView) -> None:
         part = card.part
@@ -485,11 +480,19 @@ class SessionView:
 
     def _flush_header(self, now: float) -> None:
         tokens, cost = self.totals()
-        value = header_html(agent=self.agent or "…", model=self.model or "…", title=self.title or "new session",
+        value = header_html(agent=self.agent or "…", model=self.model or "…", title=self.heading(),
                             status=self.status, elapsed_s=self.elapsed_s(now), tokens=tokens, cost=cost)
         if value != self._header_shown:
             self._header_shown = value
             self.header.value = value
+
+    def heading(self) -> str:
+        """What the header calls the session: `continues “<title>”` for a run of a session already under way,
+        its title once the title agent named a new one, else "new session"."""
+        named = bool(self.title) and not self.title.startswith(DEFAULT_PREFIXES)
+        if self.continues:
+            return f"continues “{self.title}”" if named else f"continues session {self.session_id}"
+        return self.title if named else "new session"
 
     def close(self) -> None:
         """Close every widget of this view (after the transcript replaced it), here and in the front end."""

@@ -6,7 +6,6 @@ and question prompts raised by this call sit inside the card, and a `task` call 
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -18,24 +17,14 @@ from .child import ChildSessionView
 from .markdown import escape
 from .render import tool_card_html
 
-PLAN_FILE = re.compile(r"(^|/)\.opencode/plans/[^/]+\.md$")
-"""A plan file, as a write or edit names it (relative to the root, or absolute)."""
-
-SavePlan = Callable[[Callable[[str], None]], None]
-"""`save_plan(report)`: ask for the session's plan to become notebook cells; `report(message)` comes later."""
-
 
 class ToolCardView:
-    """`undo(run_id) -> message`, when given, puts an Undo button on finished live python runs that bound names;
-    `save_plan`, when given (a notebook), puts a "Save as cells" button on a finished plan."""
+    """`undo(run_id) -> message`, when given, puts an Undo button on finished live python runs that bound names."""
 
-    def __init__(self, part: ToolPart, *, undo: Callable[[str], str] | None = None,
-                 save_plan: SavePlan | None = None) -> None:
+    def __init__(self, part: ToolPart, *, undo: Callable[[str], str] | None = None) -> None:
         self.part = part
         self.undo = undo
         self.undo_button: widgets.Button | None = None
-        self.save_plan = save_plan
-        self.save_button: widgets.Button | None = None
         self.html = widgets.HTML()
         self.prompts = widgets.VBox()
         self.child: ChildSessionView[Any] | None = None
@@ -62,28 +51,6 @@ class ToolCardView:
         run_id = undoable_run(self.part)
         if run_id is not None and self.undo is not None and self.undo_button is None:
             self._add_undo(run_id)
-        if self.save_plan is not None and self.save_button is None and savable_plan(self.part):
-            self._add_save(self.save_plan)
-
-    def _add_save(self, save_plan: SavePlan) -> None:
-        button = widgets.Button(description="Save as cells", icon="list-ol",
-                                tooltip="Insert the plan's steps as cells under this cell, to run one by one",
-                                layout=widgets.Layout(width="auto"))
-        note = widgets.HTML()
-
-        def report(message: str) -> None:
-            note.value = f'<span style="font-size:0.9em">{escape(message)}</span>'
-
-        def clicked(_: widgets.Button) -> None:
-            if button.disabled:
-                return
-            button.disabled = True
-            report("saving…")
-            save_plan(report)
-
-        button.on_click(clicked)
-        self.save_button = button
-        self.widget.children = (*self.widget.children, widgets.HBox([button, note]))
 
     def _add_undo(self, run_id: str) -> None:
         button = widgets.Button(description="Undo", icon="undo", tooltip="Take back the names this run bound",
@@ -109,16 +76,6 @@ class ToolCardView:
     def attach_child(self, child: ChildSessionView[Any]) -> None:
         self.child = child
         self.widget.children = (self.html, self.prompts, child.widget)
-
-
-def savable_plan(part: ToolPart) -> bool:
-    """A finished plan_exit that did not save cells itself, or a finished write or edit of a plan file."""
-    state = part.state
-    if state.status != "completed":
-        return False
-    if part.tool == "plan_exit":
-        return not state.metadata.get("cells")
-    return part.tool in ("write", "edit") and bool(PLAN_FILE.search(str(state.input.get("path", ""))))
 
 
 def undoable_run(part: ToolPart) -> str | None:

@@ -142,8 +142,8 @@ def test_the_person_reads_summaries_tables_and_whole_words_never_the_models_sent
     lab.run_cell(2, key="Control+Enter")
     agent = lab.cell(2)
 
-    agent.locator("button.jupyter-button", has_text="Yes").first.wait_for(timeout=30_000)
-    agent.locator("button.jupyter-button", has_text="Yes").first.click()
+    agent.locator("button.jupyter-button", has_text="Run the steps now").first.wait_for(timeout=30_000)
+    agent.locator("button.jupyter-button", has_text="Run the steps now").first.click()
     reject = agent.locator("button.jupyter-button").filter(has_text=re.compile(r"^\s*Reject\s*$"))
     reject.wait_for(timeout=60_000)
 

@@ -20,8 +20,8 @@ from .lab import Lab
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-APPROVALS = ("Yes", "Allow once")
-"""What a person clicks to let the story go on: the plan questions' answer and a permission's."""
+APPROVALS = ("Yes", "Run the steps now", "Allow once")
+"""What a person clicks to let the story go on: plan mode's answer, the plan's approval and a permission's."""
 BUGGY = "return sum(values) / (len(values) - 1)"
 FIXED = "return sum(values) / len(values)"
 
@@ -138,7 +138,7 @@ def fresh_copy(lab: Lab, name: str) -> None:
 
 
 def quickstart(cells: list[dict[str, Any]], clicked: list[str], scratch: Path) -> None:
-    assert clicked.count("Yes") >= 2 and "Allow once" in clicked, clicked  # plan mode, the steps, the edit
+    assert "Yes" in clicked and "Run the steps now" in clicked and "Allow once" in clicked, clicked
     asking = next(i for i, c in enumerate(cells) if source_of(c).startswith("%%agent\nThe average"))
     steps = steps_ran_in_their_cells(cells, asking)
     assert "all checks passed" in text_of(steps[1])
@@ -149,7 +149,7 @@ def quickstart(cells: list[dict[str, Any]], clicked: list[str], scratch: Path) -
 
 
 def plan_then_execute(cells: list[dict[str, Any]], clicked: list[str], scratch: Path) -> None:
-    assert "Yes" in clicked and "Allow once" in clicked, clicked
+    assert "Run the steps now" in clicked and "Allow once" in clicked, clicked
     asking = next(i for i, c in enumerate(cells) if source_of(c).startswith("%%agent --agent plan"))
     steps = steps_ran_in_their_cells(cells, asking)
     assert "Step 1 done" in text_of(steps[0]) and "all checks passed" in text_of(steps[1])

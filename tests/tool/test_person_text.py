@@ -153,7 +153,7 @@ async def test_an_approved_plan_is_shown_as_the_plan_and_not_as_the_instructions
     state = _tool(ws, session.id, "plan_exit").state
     assert "Do not carry out any step now" in state.output
     result = ToolResult(state.title, state.output, state.metadata)
-    assert assert_for_person(result) == "Saved the plan as 2 steps in cells below, each ready to run"
+    assert assert_for_person(result) == "Saved the plan as 2 steps in cells below, running now, one after another"
     assert state.metadata["person_output"].startswith("# Greet") and state.metadata["markdown"] is True
 
 

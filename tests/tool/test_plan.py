@@ -98,11 +98,12 @@ async def test_in_a_notebook_an_approved_plan_becomes_step_cells_under_the_calli
     assert [(t.content, t.status, t.id) for t in ws.sessions.todos(session.id)] == [
         ("Write `hello.txt`.", "pending", "1"), ("Count its words.", "pending", "2")]
     question = asked[0].questions[0]
-    assert "Save its steps as cells under this cell" in question.question and "2 steps" in question.question
-    assert question.options[0].description == "Save the steps as cells and switch to building"
+    assert question.question.endswith("is ready (2 steps). What now?")
+    assert [o.label for o in question.options] == ["Run the steps now", "Save them as cells to run one by one",
+                                                   "Keep planning"]
 
     exit_part = _tool(ws, session.id, "plan_exit")
-    assert exit_part.state.title == "Saved the plan as 2 steps in cells"
+    assert exit_part.state.title == "Saved the plan as 2 steps in cells to run now"
     assert "Do not carry out any step now" in exit_part.state.output
     assert exit_part.state.metadata["plan"] == plan_id and len(exit_part.state.metadata["cells"]) == 5
     users = _users(ws, session.id)
@@ -116,8 +117,8 @@ async def test_outside_a_notebook_plan_exit_hands_the_plan_to_the_build_agent_as
     ws, planner, asked = workspace(notebook=None)
     session = ws.sessions.create()
     await ws.prompt(session.id, "plan a greeting", agent="plan")
-    assert asked[0].questions[0].question == (f"The plan at {planner.plan_path} is complete. Switch to the build "
-                                              "agent and carry it out?")
+    assert asked[0].questions[0].question == f"The plan at {planner.plan_path} is ready. What now?"
+    assert [o.label for o in asked[0].questions[0].options] == ["Run the steps now", "Keep planning"]
     assert _tool(ws, session.id, "plan_exit").state.output == ("The person approved the plan; the build agent "
                                                                "carries it out.")
     assert "Execute it step by step" in _users(ws, session.id)[1][2]
@@ -129,7 +130,7 @@ async def test_a_notebook_that_cannot_be_read_is_no_notebook_for_plan_exit(works
     ws, _, asked = workspace(notebook=notebook)
     session = ws.sessions.create()
     await ws.prompt(session.id, "plan a greeting", agent="plan")
-    assert "Switch to the build agent and carry it out?" in asked[0].questions[0].question
+    assert [o.label for o in asked[0].questions[0].options] == ["Run the steps now", "Keep planning"]
     assert notebook.inserted == []
 
 
@@ -138,11 +139,11 @@ async def test_when_the_cells_cannot_be_inserted_the_result_says_so_and_the_plan
     ws, _, asked = workspace(notebook=notebook)
     session = ws.sessions.create()
     await ws.prompt(session.id, "plan a greeting", agent="plan")
-    assert "Save its steps as cells" in asked[0].questions[0].question
+    assert "Save them as cells to run one by one" in [o.label for o in asked[0].questions[0].options]
     part = _tool(ws, session.id, "plan_exit")
     assert part.state.status == "completed"
     assert "could not be saved as notebook cells: The notebook has unsaved changes" in part.state.output
-    assert "carries it out now" in part.state.output
+    assert "the build agent carries out the plan now" in part.state.output
     assert "Execute it step by step" in _users(ws, session.id)[1][2]
     assert [c.source for c in notebook.cells] == ["x = 1"]
 

@@ -1,11 +1,13 @@
-"""Right after a plan is approved in a cell, its steps run, in order, before the cells that follow.
+"""Right after a plan is approved with "Run the steps now" in a cell, its steps run, in order, before the
+cells that follow ("Save them as cells to run one by one" leaves them to the person).
 
 Approving a plan (plan_exit, from a prompt cell) saves its steps as cells under that cell. Run All took its
 list of cells before they existed, and cells the front end runs queue behind the busy one anyway, so left
 to the front end the steps would never run during Run All, or run after everything else. So once the
 prompt's run has ended, and while its cell still executes, the kernel runs the steps itself, one after
-another, each shown in its own cell (`shown.py`); then the cell ends and Run All goes on with the cells
-after it. A step that does not finish fails this cell, so Run All stops there, and says where to resume.
+another, each shown in its own cell (`shown.py`), their progress one block in this cell (`progress.py`);
+then the cell ends and Run All goes on with the cells after it. A step that does not finish fails this
+cell, so Run All stops there, and says where to resume.
 
 Only a prompt its cell awaits runs the steps: a `--bg` prompt (or a detached one) has no cell holding the
 notebook's place, so its steps wait as cells for the person.
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING
 from ...session.models import ToolCompleted, ToolPart
 from ...tool.context import NotebookRefused
 from ..magics import listing
-from .steps import run_in_order
+from .steps import run_in_order, where_steps_show
 from .store import StepCell, find_plan, notebook_of, step_cells
 
 if TYPE_CHECKING:
@@ -27,7 +29,8 @@ if TYPE_CHECKING:
 
 
 def approved_plan(ws: Workspace, session_id: str, floor: str) -> str | None:
-    """The id of the plan whose steps a run after message `floor` saved as cells (the latest), or None."""
+    """The id of the plan whose steps a run after message `floor` saved as cells to run now (the latest), or
+    None: steps the person chose to save as cells to run one by one wait for them."""
     found = None
     for item in ws.sessions.messages(session_id, floor):  # the run's own messages: not the whole session
         if item.message.id <= floor:
@@ -35,7 +38,7 @@ def approved_plan(ws: Workspace, session_id: str, floor: str) -> str | None:
         for part in item.parts:
             if isinstance(part, ToolPart) and part.tool == "plan_exit" and isinstance(part.state, ToolCompleted):
                 meta = part.state.metadata
-                if meta.get("plan") and meta.get("cells"):
+                if meta.get("plan") and meta.get("cells") and meta.get("run") == "now":
                     found = str(meta["plan"])
     return found
 
@@ -66,12 +69,11 @@ async def run_approved(agent: PlanHost, floor: str) -> None:
     if not todo:
         return
     count = len(todo)
-    where = "each in its cell below" if notebook_of(ws).live else "here, one after another"
-    display(listing.text(f"The plan is approved: {'its step runs' if count == 1 else f'its {count} steps run'} "
-                         f"now, {where}; the cells after this one run when they are done."), raw=True)
-    await run_in_order(agent, plan_id, todo, ran_by="approval")
-    display(listing.text(f"✓ {'The step' if count == 1 else f'All {count} steps'} of plan {plan_id} ran and "
-                         f"{'is' if count == 1 else 'are'} ticked in {plan.path}."), raw=True)
+    where = where_steps_show(agent, ws)
+    await run_in_order(agent, plan, todo, ran_by="approval",
+                       lead=f"The plan is approved: {'its step runs' if count == 1 else f'its {count} steps run'} "
+                            f"now, {where}{', one after another' if where == 'here' else ''}; the cells after this "
+                            "one run when they are done.")
 
 
 async def cells_of_plan(ws: Workspace, plan_id: str) -> dict[int, StepCell]:

@@ -1,15 +1,14 @@
-"""A plan saved as notebook cells: from `%agent plan cells`, and from the live view's "Save as cells" button,
-which the runner wires up without knowing how plans run."""
+"""A plan saved as notebook cells by `%agent plan cells` (approving a plan saves its cells itself, in plan_exit:
+the approval's one question is the place to choose cells, so no card offers a button of its own)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
 from ...tool.support.plandoc import plan_cells
-from .store import Plan, find_plan, notebook_of, session_plan_id, set_todos
+from .store import Plan, notebook_of, set_todos
 
 if TYPE_CHECKING:
     from ...workspace import Workspace
@@ -28,18 +27,3 @@ async def save_cells(ws: Workspace, plan: Plan, *, after: str | None) -> str:
     count = len(plan.doc.steps)
     return (f"Saved plan {plan.plan_id} as {len(ids)} cells: {count} step{'s' * (count != 1)} to run one by one, "
             f"or all with %agent plan run {plan.plan_id}.")
-
-
-def save_callback(ws: Workspace) -> Callable[[str], Awaitable[str]] | None:
-    """What the live view's "Save as cells" button calls with its session id; None where there is no notebook."""
-    if ws.notebook is None:
-        return None
-
-    async def save(session_id: str) -> str:
-        try:
-            plan = find_plan(ws, session_plan_id(ws, session_id))
-            return await save_cells(ws, plan, after=None)
-        except UsageError as exc:
-            return str(exc)
-
-    return save

@@ -43,6 +43,7 @@ from ...tool.support.plandoc import (
     tick,
 )
 from ..magics import listing
+from .progress import StepsProgress
 from .save import save_cells
 from .shown import StepCellOutputs
 from .store import (
@@ -85,13 +86,15 @@ def resume_hint(plan_id: str, number: int) -> str:
 
 
 async def run_step(agent: PlanHost, plan_id: str, number: int, body: str, *, model: str | None = None,
-                   cell: StepCell | None = None, ran_by: RanBy = "cell") -> None:
+                   cell: StepCell | None = None, ran_by: RanBy = "cell",
+                   progress: StepsProgress | None = None) -> None:
     """Carry out step `number` of plan `plan_id` with the instruction `body`, in the plan's session.
 
     From its own cell (`ran_by="cell"`): an unknown plan, or a cell a newer plan replaced, is shown as not
     run and returns (see the module's docstring), and so is a step the kernel already ran for this cell with
     the same instruction (`shown.py`), once. On a cell's behalf (`cell` given, `ran_by` the approval or
-    `%agent plan run`): the run is shown in that cell when the extension can show it there.
+    `%agent plan run`): the run is shown in that cell when the extension can show it there, and how it goes
+    is marked in `progress`, the block of the whole run, instead of lines of its own.
 
     Raises:
         UsageError: the step is not one of the plan's, or the step did not finish (the message says where to
@@ -101,20 +104,31 @@ async def run_step(agent: PlanHost, plan_id: str, number: int, body: str, *, mod
     from IPython.display import display
 
     from ..ending import error_output
+    from ..stopped import AgentStopped
 
     ws = await agent.aworkspace()
     found = await _runnable(agent, ws, plan_id, number, body, ran_by)
     if found is None:
         return
-    plan, progress, instruction, rerun = found
-    run_number = progress.of(number).runs + 1
+    plan, recorded, instruction, rerun = found
+    run_number = recorded.of(number).runs + 1
     headline = f"▶ Step {number} of {len(plan.doc.steps)} — {short(instruction)}" + (
         f"  (re-run: run {run_number} of this step)" if rerun else "")
     shown = shown_in(agent, cell, headline, ran_by)
-    display(listing.text(headline + ("  (shown in its cell below)" if shown is not None else "")), raw=True)
+    if progress is None:
+        display(listing.text(headline + ("  (shown in its cell below)" if shown is not None else "")), raw=True)
+    else:
+        progress.mark(number, "running")
     here = "run this cell again" if cell is None else f"run step {number}'s cell"
-    status, reason = await _carry_out(agent, ws, plan_id, plan, number, instruction, progress, rerun=rerun,
-                                      run_number=run_number, model=model, shown=shown, ran_by=ran_by, here=here)
+    try:
+        status, reason = await _carry_out(agent, ws, plan_id, plan, number, instruction, recorded, rerun=rerun,
+                                          run_number=run_number, model=model, shown=shown, ran_by=ran_by, here=here)
+    except BaseException as exc:
+        if progress is not None:
+            progress.mark(number, "stopped" if isinstance(exc, AgentStopped) else "failed")
+        raise
+    if progress is not None:
+        progress.mark(number, "done" if status == "done" else "stopped" if status == "stopped" else "failed")
     if status != "done":
         failed = UsageError(f"Step {number} of plan {plan_id} did not finish ({reason}); it is not ticked. Fix what "
                             f"stopped it and {here}, or resume with {resume_hint(plan_id, number)}")
@@ -122,7 +136,8 @@ async def run_step(agent: PlanHost, plan_id: str, number: int, body: str, *, mod
             shown.end(error=error_output(failed))
         raise failed
     ticked = f"✓ Step {number} ticked in {plan.path}"
-    display(listing.text(ticked), raw=True)
+    if progress is None:
+        display(listing.text(ticked), raw=True)
     if shown is not None:
         shown.end(said=ticked)
 
@@ -392,20 +407,39 @@ async def run_remaining(agent: PlanHost, plan_id: str | None, start: int | None)
         raise UsageError(f"Step{'s' * (len(missing) != 1)} {', '.join(map(str, missing))} of plan {plan_id} "
                          f"{'have' if len(missing) != 1 else 'has'} no cell in this notebook. %agent plan cells "
                          f"{plan_id} saves the plan's cells under the current cell.")
-    await run_in_order(agent, plan_id, [by_step[n] for n in chosen], ran_by="plan run")
+    count = len(chosen)
+    await run_in_order(agent, plan, [by_step[n] for n in chosen], ran_by="plan run",
+                       lead=f"Plan {plan_id}: {'its step runs' if count == 1 else f'{count} of its steps run'} now, "
+                            f"{where_steps_show(agent, ws)}, one after another.")
     return None
 
 
-async def run_in_order(agent: PlanHost, plan_id: str, cells: list[StepCell], *, ran_by: RanBy) -> None:
+async def run_in_order(agent: PlanHost, plan: Plan, cells: list[StepCell], *, ran_by: RanBy, lead: str) -> None:
     """Run the steps of `cells` one after another, each with its cell's current body, on the cells' behalf
-    (`shown.py` says why here and not as cells); the first that does not finish stops the rest.
+    (`shown.py` says why here and not as cells); the first that does not finish stops the rest. How far they
+    have got is one block under `lead`, updated in place (`progress.py`).
 
     Raises:
         UsageError: a step did not finish; the message names it and where to resume.
         AgentStopped: a step was stopped.
     """
+    progress = StepsProgress(plan, [cell.step for cell in cells], lead,
+                             instructions={cell.step: cell.body.strip() for cell in cells},
+                             shown_in_cells=shown_in(agent, cells[0], "", ran_by) is not None if cells else False)
+    progress.start()
     for cell in cells:
-        await run_step(agent, plan_id, cell.step, cell.body, cell=cell, ran_by=ran_by)
+        await run_step(agent, plan.plan_id, cell.step, cell.body, cell=cell, ran_by=ran_by, progress=progress)
+    count = len(cells)
+    progress.end(f"✓ {'The step' if count == 1 else f'All {count} steps'} of plan {plan.plan_id} ran and "
+                 f"{'is' if count == 1 else 'are'} ticked in {plan.path}.")
+
+
+def where_steps_show(agent: PlanHost, ws: Workspace) -> str:
+    """Where the steps a cell runs on their cells' behalf show: in those cells with the extension, else here."""
+    frontend = getattr(agent, "frontend", None)
+    in_cells = (notebook_of(ws).live and frontend is not None and frontend.live
+                and "replace_cell" in frontend.capabilities)
+    return "each in its cell below" if in_cells else "here"
 
 
 def default_plan_id(agent: PlanHost, ws: Workspace, cells: list[StepCell]) -> str:

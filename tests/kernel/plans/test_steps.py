@@ -199,7 +199,7 @@ def test_plan_run_from_a_step_runs_the_rest_in_order_and_stops_at_the_first_fail
     lines = (nb.parent / ".opencode" / "plans" / f"{plan_id}.md").read_text().splitlines()
     assert lines[4].startswith("1. Write"), "--from 2 leaves step 1 alone"
     assert lines[5].startswith("2. [x] Count") and lines[6].startswith("3. Say goodbye")
-    assert "Step 2 is done:" in fe.text(run) and "✓ Step 2 ticked" in fe.text(run)
+    assert "Step 2 is done:" in fe.text(run) and "✓ Step 2 of 3" in fe.text(run) and "✗ Step 3 of 3" in fe.text(run)
 
     fe.run("import plan_model; plan_model.FAIL.clear()")
     rest = fe.execute("%agent plan run")
