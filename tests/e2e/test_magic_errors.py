@@ -30,7 +30,9 @@ def test_a_first_prompt_without_a_key_shows_one_message_and_run_all_stops_there(
     lab.wait_cell_done(1)
     lab.wait_output(1, "No API key for anthropic")
     outputs = lab.cell(1).locator(".jp-OutputArea-child")
-    assert outputs.count() == 1, "one message: no live view, no transcript header with unknowns"
+    # the kernel's first %agent cell starts with the one line on the notebook defaults; then the one message
+    assert outputs.count() == 2, "one message: no live view, no transcript header with unknowns"
+    assert outputs.nth(0).inner_text().startswith("Notebook defaults:")
     text = lab.output_text(1)
     assert "OPENAI_API_KEY" in text and "Ollama, llama.cpp, vLLM" in text and "--model scripted/demo" in text
     assert "@?" not in text and "Traceback" not in text

@@ -31,7 +31,12 @@ print("ready")"""
 
 @pytest.fixture(scope="module")
 def lab_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return {"OPENCODE_NB_DATA_DIR": str(tmp_path_factory.mktemp("ocnb-data"))}
+    """These pages are about cells and plans, not approvals: the person's global config turns the notebook's
+    ask-first defaults off with the line the README gives."""
+    xdg = tmp_path_factory.mktemp("xdg")
+    (xdg / "opencode_nb").mkdir()
+    (xdg / "opencode_nb" / "opencode.yaml").write_text("permission: {edit: allow, bash: allow}\n")
+    return {"OPENCODE_NB_DATA_DIR": str(tmp_path_factory.mktemp("ocnb-data")), "XDG_CONFIG_HOME": str(xdg)}
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +96,7 @@ def test_an_approved_plan_becomes_cells_that_tick_their_steps_one_by_one(lab: La
     lab.run_cell(0)
     lab.wait_output(0, "ready")
     lab.run_cell(1, key="Control+Enter")
-    yes = nb.locator("button.jupyter-button", has_text=re.compile(r"^Yes"))
+    yes = nb.locator("button.jupyter-button", has_text="Save them as cells to run one by one")
     yes.first.wait_for(timeout=30_000)
     yes.first.click()
     lab.wait_cell_done(1, timeout=60)
@@ -130,7 +135,7 @@ def test_plan_run_has_the_notebook_run_the_remaining_steps_after_its_cell(lab: L
     lab.run_cell(0)
     lab.wait_output(0, "ready")
     lab.run_cell(1, key="Control+Enter")
-    nb.locator("button.jupyter-button", has_text=re.compile(r"^Yes")).first.click(timeout=30_000)
+    nb.locator("button.jupyter-button", has_text="Save them as cells to run one by one").first.click(timeout=30_000)
     lab.wait_cell_done(1, timeout=60)
     lab.cell("--step 2").wait_for(timeout=15_000)
 
