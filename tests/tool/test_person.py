@@ -18,7 +18,8 @@ from opencode_nb.config import Config
 from opencode_nb.errors import ToolError
 from opencode_nb.permission import disabled, evaluate, from_config, merge
 from opencode_nb.provider import Scripted
-from opencode_nb.tool.person import MARK, FunctionTool, parameter_docs, rule_in_force, tool_name
+from opencode_nb.tool.person import MARK, FunctionTool, rule_in_force, tool_name
+from opencode_nb.tool.support.docstrings import parameter_docs
 
 
 def sales(region: str, year: int = 2024, *, top: int | None = None, verbose=False) -> list[str]:
