@@ -321,9 +321,9 @@ PLAN_SHAPES = ((), ("list",), ("run",), ("run", ID), ("run", "--from", STEP), ("
                                  "its\ncell, stopping at the first failure; default: this notebook's latest plan"),
     ("plan cells [ID]", "save the plan as cells under this cell (default: the current session's plan)")))
 def _plan(magics: Magic, args: list[str]) -> Shown:
-    from ..plans import steps as plans
+    from ..plans.listing import list_plans
 
-    return plans.list_plans(magics.agent)
+    return list_plans(magics.agent)
 
 
 @TABLE.declare("reload", quiet=True, help=(
