@@ -2,9 +2,10 @@
 
 `load_ipython_extension` registers the magics and the `%%agent` input transformer, starts building the
 workspace on a worker thread, opens the front-end comm (`frontend.py`), starts watching which cell runs
-(`activity.py`) and starts the ticker. It imports nothing heavy, so `%load_ext opencode_nb` returns in
-well under 300 ms; the first prompt waits for the workspace if it is not ready yet. The loading cell ends with
-one line (`greeting.py`), and the first `%agent` cell with the notebook defaults in force (`_say_defaults`).
+(`activity.py`), keeps each cell's replies addressed to it (`parent_guard.py`) and starts the ticker. It
+imports nothing heavy, so `%load_ext opencode_nb` returns in well under 300 ms; the first prompt waits for
+the workspace if it is not ready yet. The loading cell ends with one line (`greeting.py`), and the first
+`%agent` cell with the notebook defaults in force (`_say_defaults`).
 
 The ticker is a task that wakes the kernel's event loop every 0.25 s. ipykernel turns SIGINT into a
 callback that does not wake the loop by itself, so without the ticker an interrupt (■) would wait for
@@ -63,6 +64,9 @@ def load_ipython_extension(shell: Any) -> None:
     agent.activity.register(shell)
     agent.person_tools.register()
     if not terminal:
+        from .parent_guard import guard
+
+        guard(shell.kernel)
         agent.frontend.open()
     _state.update(agent=agent, magics=magics, settings=settings, shell=shell, terminal=terminal)
     _quiet_config_warnings()
