@@ -17,7 +17,7 @@ def status_of(result: Any, *, stop_requested: bool) -> str:
 
     "rejected" is a run a person's plain Reject ended: the loop stops after the step whose call was refused,
     so its last answer still asks for tool calls and has no error. It is not a failure (the person chose
-    it), but it is not done either, and the cell says so (`views.render.ended_note`).
+    it), but it is not done either, and the cell says so (`views.run_frame.ended_note`).
     """
     error = getattr(result, "error", None)
     if error is not None:

@@ -12,7 +12,7 @@ from typing import Any, Generic, Protocol, TypeVar
 import ipywidgets as widgets
 
 from ..session.models import ToolPart
-from .render import child_title, task_state
+from .run_frame import child_title, task_state
 
 
 class Shown(Protocol):

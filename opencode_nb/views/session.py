@@ -43,16 +43,8 @@ from .labels import task_heading
 from .markdown import escape, markdown_html
 from .permission import PermissionPromptView
 from .question import QuestionPromptView
-from .render import (
-    COLORS,
-    ended_html,
-    header_html,
-    reasoning_html,
-    refused_call,
-    synthetic_html,
-    task_state,
-    user_html,
-)
+from .render import COLORS, reasoning_html, synthetic_html, user_html
+from .run_frame import ended_html, header_html, refused_call, task_state
 from .todo import TodoView
 from .tool_card import ToolCardView
 from .widget_tree import close_tree

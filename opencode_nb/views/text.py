@@ -26,7 +26,8 @@ from ..session.models import (
 )
 from .asks import REPLY_WORDS, permission_record_text
 from .labels import task_heading
-from .render import TEXT_OUTPUT_LINES, TEXT_TODO_MARKS, tool_card_text
+from .render import TEXT_OUTPUT_LINES, tool_card_text
+from .run_frame import TEXT_TODO_MARKS
 from .shorten import shorten
 
 THINKING_CHARS = 200

@@ -1,7 +1,7 @@
 """The session's todo list, pinned at the top of the session view while the agent works.
 
 Once the run has ended, nothing works on an item still marked in progress: the list then shows how the run
-ended beside it (`render.todo_html`'s `ended`), as the saved transcript does, instead of a mark that says work
+ended beside it (`run_frame.todo_html`'s `ended`), as the saved transcript does, instead of a mark that says work
 goes on.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..values import Todo
-from .render import todo_html
+from .run_frame import todo_html
 
 
 class TodoView:

@@ -17,24 +17,26 @@ from .labels import task_heading
 from .markdown import escape
 from .render import (
     COLORS,
-    child_title,
-    ended_html,
-    ended_note,
     error_html,
-    header_html,
     reasoning_html,
-    refused_call,
     seconds,
     synthetic_html,
     synthetic_line,
-    task_state,
     text_html,
-    todo_html,
-    todo_text,
     tool_card_html,
     tool_card_text,
-    usage_text,
     user_html,
+)
+from .run_frame import (
+    child_title,
+    ended_html,
+    ended_note,
+    header_html,
+    refused_call,
+    task_state,
+    todo_html,
+    todo_text,
+    usage_text,
 )
 
 if TYPE_CHECKING:

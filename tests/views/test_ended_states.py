@@ -12,7 +12,7 @@ from opencode_nb.session.models import ToolErrored, ToolPart
 from opencode_nb.values import Todo
 from opencode_nb.views import transcript_bundle
 from opencode_nb.views.colors import HUES
-from opencode_nb.views.render import ended_note, header_html, inline_markdown, todo_html, todo_text
+from opencode_nb.views.run_frame import ended_note, header_html, inline_markdown, todo_html, todo_text
 
 from .conftest import click
 from .test_session import buttons, html_of, wait_for, watched

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from opencode_nb.session.models import ToolErrored, ToolPart, ToolPending, ToolRunning
 from opencode_nb.views.labels import call_title, task_heading, tool_title
-from opencode_nb.views.render import child_title
+from opencode_nb.views.run_frame import child_title
 
 
 def test_a_call_is_labelled_by_the_first_field_that_names_what_it_works_on():

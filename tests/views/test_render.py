@@ -61,7 +61,7 @@ def test_the_permission_prompt_names_agent_patterns_and_what_always_covers():
 
 
 def test_a_child_section_title_says_who_what_how_many_and_what_runs_now():
-    from opencode_nb.views.render import child_title
+    from opencode_nb.views.run_frame import child_title
 
     tools = [{"tool": "glob", "status": "completed", "title": "*"},
              {"tool": "grep", "status": "running", "title": "def mean"}]
