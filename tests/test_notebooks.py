@@ -84,7 +84,7 @@ def test_the_data_exploration_notebook_explores_in_a_sandbox_then_cleans_live_an
     assert "Ran in your namespace: created clean" in cleaned and "the person's namespace" not in cleaned
     assert "allowed by policy" in cleaned
     assert text(code[5]) == "(38, 5)"
-    assert "Undone: removed clean." in text(code[6])
+    assert "Unbound clean." in text(code[6])
     assert text(code[7]) == "(False, (42, 5))"
 
 

@@ -13,7 +13,8 @@ The Undo takes back the turn's files too (and every later turn of its session, a
 does), and the session's history with them. After an undo the card offers Redo (`redoable` in the state)
 while that undo is the latest one and no new prompt of the session built on it. A file or a name the
 person changed since is kept: the card has no place to ask, so the report names it and `%agent undo` in a
-cell asks instead.
+cell asks instead. The report is the undo's `Outcome` as sentences, one a line (the card's note keeps the
+line breaks), the same sentences `%agent undo` prints.
 
 Requests arrive on the comm's thread. The journal and the notebook belong to the kernel's loop, so the
 work is handed to it (`handoff.run_on`) and the reply sent from there.
@@ -27,9 +28,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..handoff import run_on
+from ..undo.engine import Engine
 from .notebook.journal import KEEP_TURNS, Journal, Turn
 from .notebook.undo import conflicts, takes_back
-from .rewind import Rewind, later_in_session
+from .rewind import KINDS, CellsChange, Rewind, later_in_session
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -113,11 +115,12 @@ class CardUndo:
         if blocked is not None:
             return {"ok": False, "error": blocked, **self.state(turn_id)}
         ws = self.workspace()
-        if ws is None:
-            report = await notebook.take_back(turn)
+        if ws is None:  # no workspace yet, so no files: the turn's cells and names, told the same way
+            done = await Engine(KINDS).run([CellsChange(self.journal, notebook, turn, None)], "undo")
+            turn.report = done.report()
         else:
-            report = await Rewind(self.journal, ws, notebook).undo(turn.session_id, turn=turn)
-        return {"ok": True, **self.state(turn_id), "report": report}
+            done = await Rewind(self.journal, ws, notebook).undo(turn.session_id, turn=turn)
+        return {"ok": True, **self.state(turn_id), "report": done.report()}
 
     async def redo(self, turn_id: str) -> dict[str, Any]:
         """Put back what the undo of this turn took, if that undo is still the latest one."""
@@ -129,8 +132,8 @@ class CardUndo:
         if self.state(turn_id).get("redoable") is None:
             return {"ok": False, "error": "Only the latest undo can be redone, and only until the next prompt of "
                                           "its session: this one cannot be redone any more.", **self.state(turn_id)}
-        report = await Rewind(self.journal, ws, notebook).redo(turn=turn)
-        return {"ok": True, **self.state(turn_id), "report": report}
+        done = await Rewind(self.journal, ws, notebook).redo(turn=turn)
+        return {"ok": True, **self.state(turn_id), "report": done.report()}
 
     # ------------------------------------------------------------------------------------------ the comm
 

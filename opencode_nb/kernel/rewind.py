@@ -13,12 +13,14 @@ page the undo asks (`undo_ask.py`) and writes over it only on a yes; elsewhere i
 
 Each part is a `Change` (`FilesChange`, `CellsChange`, `BindingChange`) and one `Engine` walks them, so the
 report is the one `Outcome` they make together; a new kind of change registers in `KINDS` and nowhere else.
+Every surface (`%agent undo`, `%agent redo`, a card's note) shows that outcome's sentences.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .. import id as ids
@@ -27,7 +29,7 @@ from ..undo.change import Change, Confirm, Conflict, Description
 from ..undo.engine import Engine
 from ..undo.outcome import Direction, Outcome
 from .notebook.journal import Files, Journal, Turn, Undone
-from .notebook.undo import Agree, walk_turn
+from .notebook.undo import Agree, cell_conflicts, walk_turn
 from .python.live import BindingChange, binding_conflict
 
 if TYPE_CHECKING:
@@ -54,6 +56,7 @@ def link(ws: Workspace, turn: Turn, journal: Journal, floor: str) -> None:
         return
     turn.message_id = next((m.message.id for m in messages
                             if m.message.role == "user" and not getattr(m.message, "synthetic", False)), None)
+    journal.save(turn)  # kept with its checkpoint turn's name, so `--to N` finds it after a restart
     service = files_of(ws)
     if turn.message_id is None or service is None:
         return
@@ -66,6 +69,7 @@ def link(ws: Workspace, turn: Turn, journal: Journal, floor: str) -> None:
         if not any(t is turn for t in journal.turns):
             journal.turns.append(turn)
         turn.record(Files(len(record.files)))
+        journal.save(turn)
 
 
 def later_in_session(journal: Journal, turn: Turn) -> list[Turn]:
@@ -108,21 +112,44 @@ class FilesChange(Change):
         if not (report.restored or report.removed or report.kept or report.failed or report.not_undone or
                 report.unavailable is not None):
             return Outcome(direction)  # no turn, or only the history: `told` says so when nothing else did
-        return report.outcome()
+        done = report.outcome()
+        removed, recreated = set(report.removed), self._recreated(report)
+        done.items = [replace(i, effect="removed" if i.name in removed else "recreated" if i.name in recreated
+                              else "restored") if i.kind == "file" and i.status == "restored" else i
+                      for i in done.items]
+        return done
 
-    def told(self, outcome: Outcome) -> str:
-        """The report of a walk this change was part of: when the turns went back in the history alone and
-        nothing else was done, the files' summary ("Took back turn 3: no files to change") says which."""
-        if outcome.empty and self.report is not None and self.report.turns:
-            return self.report.text()
-        return outcome.text()
+    def _recreated(self, report: UndoReport) -> set[str]:
+        """Files written back where they were gone: for an undo, those its turns deleted (the latest status of
+        each in them); for a redo, those they created (the earliest)."""
+        service = files_of(self.ws)
+        if service is None:
+            return set()
+        try:
+            records = [r for r in service.turns(self.session_id) if r.message_id in report.turns]
+        except Exception:
+            log.exception("could not read which files the turns created or deleted")
+            return set()
+        status: dict[str, str] = {}
+        for record in (records if report.action == "undo" else reversed(records)):
+            status.update((f.path, f.status) for f in record.files)
+        gone = "deleted" if report.action == "undo" else "added"
+        return {path for path, was in status.items() if was == gone}
+
+    def told(self, outcome: Outcome) -> Outcome:
+        """The outcome of a walk this change was part of: when the turns went back in the history alone and
+        nothing else was done, it says which turns."""
+        if not outcome.items and self.report is not None and self.report.turns:
+            for index in self.report.indexes or range(1, len(self.report.turns) + 1):
+                outcome.add("restored", "turn", f"turn {index}", effect="history")
+        return outcome
 
 
 class CellsChange(Change):
     """One journal turn's cells and the live runs inside it, in one walk (`walk_turn`).
 
     A name the person rebound is asked through `agree` just before its run is walked, so the agent's own later
-    runs count as the agent's; a cell the person edited is always kept. So there is nothing to ask beforehand."""
+    runs count as the agent's; a cell the person edited since is asked about beforehand (`conflicts`), as a file is."""
 
     def __init__(self, journal: Journal, notebook: NotebookCells | None, turn: Turn, agree: Agree | None) -> None:
         self.journal, self.notebook, self.turn, self.agree = journal, notebook, turn, agree
@@ -132,7 +159,10 @@ class CellsChange(Change):
         return Description("cell", self.turn.cell_id or self.turn.id)
 
     async def conflicts(self, direction: Direction) -> list[Conflict]:
-        return []
+        """The cells the person edited since the agent (or the undo) left them: asked before anything is written,
+        as files are ("Keep mine" keeps them)."""
+        store = self.notebook.store_or_why()[0] if self.notebook is not None else None
+        return await cell_conflicts(self.turn, store, direction) if store is not None else []
 
     async def apply(self, direction: Direction, overwrite: Collection[str]) -> Outcome:
         """Undo: the turn leaves the journal, its cells and names go back. Redo: they come back and so does it.
@@ -142,7 +172,8 @@ class CellsChange(Change):
         if self.notebook is None:
             return Outcome(direction)
         store, why_not = self.notebook.store_or_why()  # the refusal `take_back` reports too
-        done = await walk_turn(self.turn, store, self.notebook.runner, direction, why_not=why_not, agree=self.agree)
+        done = await walk_turn(self.turn, store, self.notebook.runner, direction, why_not=why_not, agree=self.agree,
+                               overwrite=overwrite)
         if direction == "redo":
             self.journal.put_back(self.turn)
         return done
@@ -164,9 +195,9 @@ class Rewind:
     # ------------------------------------------------------------------------------------------ undo
 
     async def undo(self, session_id: str | None, *, to: str | int | None = None, turn: Turn | None = None,
-                   confirm: Confirm | None = None) -> str:
+                   confirm: Confirm | None = None) -> Outcome:
         """Take back `turn` (and the later turns of its session), the turns from `to` on in `session_id`, or the
-        latest turn; returns one report of files, cells and names."""
+        latest turn; returns one outcome of files, cells and names."""
         if turn is None and to is None:
             turn = self.journal.latest()
             if turn is None:
@@ -175,8 +206,9 @@ class Rewind:
             session_id, message_id = turn.session_id, turn.message_id
             turns = sorted([turn, *later_in_session(self.journal, turn)], key=lambda t: t.latest, reverse=True)
         else:
+            session_id = session_id or self._kept_session()
             if session_id is None:
-                return "No session yet in this notebook: there is no turn to take back."
+                return Outcome("undo", nothing="No session yet in this notebook: there is no turn to take back.")
             message_id, ids = self._from(session_id, to)
             turns = self.journal.session_turns(session_id, ids)
         files = self._files("undo", session_id, message_id, confirm) if message_id else None
@@ -184,12 +216,19 @@ class Rewind:
         cells: list[Change] = [CellsChange(self.journal, self.notebook, t, agree) for t in reversed(turns)]
         # The files are the turns' latest change to undo, so they go back (and are told) first.
         done = await self.engine.run([*cells, *([files] if files else [])], "undo", confirm)
-        report = files.told(done) if files else done.text()
+        done = files.told(done) if files else done
+        done.runs = _runs(turns, files)
+        report = done.report()
         for taken in turns:
             taken.report = report
         took_files = files is not None and files.report is not None and bool(files.report.turns)
-        self.journal.redoable.append(Undone(session_id, turns, took_files, report))
-        return report
+        self.journal.push_undo(Undone(session_id, turns, took_files, report))
+        return done
+
+    def _kept_session(self) -> str | None:
+        """The session of this notebook's latest kept turn: after a restart the kernel has chosen none yet."""
+        latest = self.journal.latest()
+        return latest.session_id if latest is not None else None
 
     def _from(self, session_id: str, to: str | int | None) -> tuple[str, set[str]]:
         """The message id of turn `to` (1-based index or message id) and those of it and every later turn."""
@@ -208,42 +247,45 @@ class Rewind:
             raise LookupError(f"Turn {chosen.index} is taken back already; %agent redo puts back the latest undo.")
         return chosen.message_id, {r.message_id for r in records if r.index >= chosen.index and not r.undone}
 
-    async def _files_only(self, session_id: str | None, confirm: Confirm | None) -> str:
+    async def _files_only(self, session_id: str | None, confirm: Confirm | None) -> Outcome:
         """No kept turn changed cells, names or files: bindings made outside any run, or only the history."""
         runner = self.notebook.runner if self.notebook is not None else None
         if runner is not None and runner.records:
             latest = BindingChange(runner, next(reversed(runner.records)))
-            return (await self.engine.run([latest], "undo", confirm)).text()
+            return await self.engine.run([latest], "undo", confirm)
         files = self._files("undo", session_id, None, confirm)
-        if files is not None:
-            await self.engine.run([files], "undo", confirm)
+        done = await self.engine.run([files], "undo", confirm) if files is not None else Outcome("undo")
         if files is None or files.report is None or not files.report.turns:
-            return "There is no agent change to the namespace left to undo."
-        report = files.report.text()
-        self.journal.redoable.append(Undone(session_id, [], True, report))
-        return report
+            return Outcome("undo", nothing="There is no agent change to the namespace left to undo.")
+        done = files.told(done)
+        done.runs = _runs([], files)
+        self.journal.push_undo(Undone(session_id, [], True, done.report()))
+        return done
 
     # ------------------------------------------------------------------------------------------ redo
 
-    async def redo(self, *, turn: Turn | None = None, confirm: Confirm | None = None) -> str:
+    async def redo(self, *, turn: Turn | None = None, confirm: Confirm | None = None) -> Outcome:
         """Put back what the latest undo took (`turn`: only if that undo took it)."""
         if not self.journal.redoable:
-            return "Nothing to redo: no undo of this kernel is left to put back (a new prompt after an undo " \
-                   "builds on the state as it is, so its undo cannot be redone)."
+            return Outcome("redo", nothing="Nothing to redo: no undo of this kernel is left to put back (a new "
+                                           "prompt after an undo builds on the state as it is, so its undo cannot "
+                                           "be redone).")
         undone = self.journal.redoable[-1]
         if turn is not None and not any(t is turn for t in undone.turns):
-            return "Only the latest undo can be redone: redo the runs undone after this one first (%agent redo)."
-        self.journal.redoable.pop()
+            return Outcome("redo", nothing="Only the latest undo can be redone: redo the runs undone after this one "
+                                           "first (%agent redo).")
+        self.journal.pop_undo()
         turns = list(reversed(undone.turns))
         files = self._files("redo", undone.session_id, None, confirm) if undone.files else None
         agree = self._agree(confirm)
         cells: list[Change] = [CellsChange(self.journal, self.notebook, t, agree) for t in turns] \
             if self.notebook else []
         done = await self.engine.run([*([files] if files else []), *cells], "redo", confirm)
-        report = files.told(done) if files else done.text()
+        done = files.told(done) if files else done
+        done.runs = _runs(turns, files)
         for put in turns:
             put.report = None
-        return report
+        return done
 
     # ------------------------------------------------------------------------------------------ parts
 
@@ -264,3 +306,9 @@ class Rewind:
             return {n for n in names if await confirm(binding_conflict(runner, run_id, n, redo))}
 
         return agree
+
+
+def _runs(turns: list[Turn], files: FilesChange | None) -> int:
+    """How many runs a walk took back or put back, for its sentences: the journal's turns, or the history's."""
+    taken = len(files.report.turns) if files is not None and files.report is not None else 0
+    return max(len(turns), taken, 1)

@@ -71,7 +71,7 @@ def test_the_finished_card_undoes_its_run_and_the_saved_notebook_shows_only_the_
     bar.locator(".ocnb-undo-button").click()
     bar.locator(".ocnb-undone").wait_for(timeout=15_000)
     said = bar.inner_text()
-    assert said.startswith("↶ Undone in the notebook: deleted the inserted cell") and "removed df2" in said, said
+    assert said.startswith("↶") and "Took out the cell this run inserted.\nUnbound df2." in said, said
     assert bar.locator(".ocnb-undo-button").count() == 0
     assert lab.cells().count() == 3, "the inserted cell is gone"
     lab.run_cell(2, key="Control+Enter")
@@ -114,7 +114,7 @@ def test_a_card_says_what_agent_undo_took_back_of_its_run_without_a_click(lab: L
     lab.wait_cell_done("%agent undo")
     bar.locator(".ocnb-undone").wait_for(timeout=15_000)  # the page asks again once a cell has run
     assert bar.locator(".ocnb-undo-button").count() == 0
-    assert "removed df2" in bar.inner_text()
+    assert "Unbound df2." in bar.inner_text()
 
 
 def test_the_status_bar_reads_busy_while_a_foreground_run_works_and_idle_after(lab: Lab) -> None:

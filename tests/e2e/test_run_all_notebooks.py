@@ -165,7 +165,7 @@ def data_exploration(cells: list[dict[str, Any]], clicked: list[str], scratch: P
     code = [c for c in cells if c["cell_type"] == "code"]
     assert text_of(code[3]).strip() == "(np.int64(3), ['OK', 'fault', 'ok'])", "the sandbox never touched df"
     assert text_of(code[5]).strip() == "(38, 5)", "the cleaned frame the person allowed"
-    assert "Undone: removed clean." in text_of(code[6])
+    assert "Unbound clean." in text_of(code[6])
     assert text_of(code[7]).strip() == "(False, (42, 5))"
 
 

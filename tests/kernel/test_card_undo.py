@@ -1,6 +1,7 @@
 """A finished run's card names its turn, and the page can undo exactly that turn over the comm while the kernel
 lives: the run's inserted cells and bindings go, the card learns what was undone, a second undo says it was
-already done, and a later run that built on this one must be undone first."""
+already done, and a later run that built on this one must be undone first. What the undo did reads as one
+sentence per effect, one a line, the same sentences `%agent undo` prints."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def test_the_card_undoes_its_own_run_and_then_says_what_was_undone(kernel):
 
     reply = ask(fe, "undo", turn=turn)
     assert reply["ok"] is True and reply["state"] == "undone", reply
-    assert "deleted the inserted cell" in reply["report"] and "removed df2" in reply["report"]
+    assert reply["report"] == "Took out the cell this run inserted.\nUnbound df2."
     assert [ext.source(i) for i in ext.ids()] == ["x = 1", "%%agent\nmake a cell and a frame"]
     assert printed(fe, "print('df2' in globals())") == "False"
 
@@ -76,13 +77,13 @@ def test_the_card_undoes_its_own_run_and_then_says_what_was_undone(kernel):
 
     redone = ask(fe, "redo", turn=turn)
     assert redone["ok"] is True and redone["state"] == "undoable", redone
-    assert "put back the inserted cell" in redone["report"] and "bound df2 again" in redone["report"]
+    assert redone["report"] == "Put back the cell this run inserted.\nPut back df2 as this run left it."
     assert [ext.source(i) for i in ext.ids()] == ["x = 1", "%%agent\nmake a cell and a frame", "df2.describe()"]
     assert printed(fe, "print(df2)") == "5"
     assert ask(fe, "redo", turn=turn)["ok"] is False, "what is put back cannot be put back twice"
 
     taken = printed(fe, "%agent undo")
-    assert "deleted the inserted cell" in taken and "removed df2" in taken, "a redone run can be undone again"
+    assert taken == reply["report"], "a redone run can be undone again, told in the same sentences"
     assert state(fe, turn)["state"] == "undone"
     assert printed(fe, "print('df2' in globals())") == "False"
     assert printed(fe, "%agent undo") == "There is no agent change to the namespace left to undo."
@@ -111,9 +112,9 @@ def test_an_earlier_run_waits_for_the_later_run_that_changed_its_cell(kernel):
                                 "later run first (the Undo on its card), then this one; nothing was changed.")
     assert ext.source(inserted[0]) == "a = 2"
 
-    assert printed(fe, "%agent undo") == f"Undone in the notebook: restored the source of cell {inserted[0]}."
+    assert printed(fe, "%agent undo") == "Restored the cell this run edited."
     reply = ask(fe, "undo", turn=first)
-    assert reply["ok"] is True and f"deleted the inserted cell {inserted[0]}" in reply["report"]
+    assert reply["ok"] is True and reply["report"] == "Took out the cell this run inserted."
     assert ext.ids() == ["c0", "c1"]
 
 
@@ -124,3 +125,39 @@ def test_a_run_that_changed_nothing_offers_no_undo_and_an_unknown_turn_is_unknow
     assert state(fe, "turn_from_another_kernel") == {"state": "unknown"}
     refused = ask(fe, "undo", turn="turn_from_another_kernel")
     assert refused["ok"] is False and "no record of that run" in refused["error"]
+
+
+WRITE_INSERT_BIND = [
+    {"tool_calls": [{"name": "write", "input": {"path": "notes.md", "content": "# Notes\nmade by the agent\n"}}]},
+    op("insert", cells=[{"source": "df2.describe()"}], after=None),
+    {"tool_calls": [{"name": "python", "input": {"code": "df2 = 5\nx = 3", "description": "bind df2, rebind x"}}]},
+    {"text": "Made them."},
+]
+
+
+def test_the_cards_undo_says_one_sentence_per_effect_and_percent_agent_undo_says_the_same(kernel, tmp_path):
+    ext = FakeExtension(["x = 1", "%%agent\nwrite notes, add a cell, make a frame"])
+    fe = kernel(WRITE_INSERT_BIND, permission={"*": "allow"}, render_views=False, extension=ext)
+    printed(fe, SETUP)
+    printed(fe, NBOP_TOOL)
+    assert fe.execute_cell("c0")["status"] == "ok"
+    turn = run_cell(fe, "c1")
+    notes = tmp_path / "project" / "notes.md"
+    assert turn is not None and notes.exists() and printed(fe, "print(x)") == "3"
+
+    reply = ask(fe, "undo", turn=turn)
+    sentences = ["Removed notes.md, which this run created.", "Took out the cell this run inserted.",
+                 "Unbound df2; x is back to 1."]
+    assert reply["ok"] is True and reply["report"] == "\n".join(sentences), reply
+    assert not notes.exists() and printed(fe, "print(x)") == "1"
+    assert [ext.source(i) for i in ext.ids()] == ["x = 1", "%%agent\nwrite notes, add a cell, make a frame"]
+    assert state(fe, turn)["report"] == reply["report"], "a page that asks again reads the same sentences"
+
+    redone = ask(fe, "redo", turn=turn)
+    assert redone["report"] == "\n".join(["Put back notes.md, which this run created.",
+                                          "Put back the cell this run inserted.",
+                                          "Put back df2 and x as this run left them."]), redone
+    assert notes.read_text() == "# Notes\nmade by the agent\n" and printed(fe, "print(x)") == "3"
+
+    assert printed(fe, "%agent undo") == reply["report"], "the magic prints the card's sentences"
+    assert printed(fe, "%agent redo") == redone["report"]

@@ -1,6 +1,7 @@
 """The kernel's undo is one engine over the kinds it registers: the files (through the workspace), a turn's
-cells and a live run's bindings. A change of any other kind is refused, the files' report comes first, and a
-turn that went back in the history alone is named only when nothing else was done."""
+cells and a live run's bindings. A change of any other kind is refused, the files' report comes first, each
+file says what became of it, and a turn that went back in the history alone is named only when nothing else
+was done."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Collection
 from typing import Any, cast
 
 from opencode_nb.checkpoint.records import Conflict as FileConflict
-from opencode_nb.checkpoint.records import UndoReport
+from opencode_nb.checkpoint.records import FileChange, TurnRecord, UndoReport
 from opencode_nb.kernel.notebook.journal import Journal, Turn
 from opencode_nb.kernel.rewind import FilesChange, Rewind
 from opencode_nb.undo.change import Change, Conflict, Description
@@ -97,9 +98,10 @@ async def test_a_turn_taken_back_in_the_history_alone_is_named_only_when_nothing
     change = FilesChange(cast(Any, FakeWorkspace(UndoReport(turns=["m1"], indexes=[1]))), "s1", "m1", None)
     alone = await change.undo()
     assert alone.empty
-    assert change.told(alone) == "Took back turn 1: no files to change"
-    with_cells = Outcome("undo", said=["Undone in the notebook: deleted the inserted cell c1."])
-    assert change.told(with_cells) == "Undone in the notebook: deleted the inserted cell c1."
+    assert change.told(alone).sentences() == ["Took turn 1 out of the session's history; it changed no files."]
+    with_cells = Outcome("undo")
+    with_cells.add("restored", "cell", "c1", effect="took_out")
+    assert change.told(with_cells).sentences() == ["Took out the cell this run inserted."]
 
 
 async def test_an_undo_with_no_notebook_forgets_its_turn_and_says_the_files_first():
@@ -107,7 +109,36 @@ async def test_an_undo_with_no_notebook_forgets_its_turn_and_says_the_files_firs
     journal = Journal()
     turn = Turn(session_id="s1", message_id="m1")
     journal.turns.append(turn)
-    report = await Rewind(journal, cast(Any, ws), None).undo("s1", turn=turn)
-    assert report == "Took back turn 1: removed out.txt"
+    done = await Rewind(journal, cast(Any, ws), None).undo("s1", turn=turn)
+    assert done.sentences() == ["Removed out.txt, which this run created."]
+    assert journal.redoable[-1].report == "Removed out.txt, which this run created."
     assert turn not in journal.turns
     assert journal.redoable[-1].files and journal.redoable[-1].turns == [turn]
+
+
+class RecordedWorkspace(FakeWorkspace):
+    """A workspace whose checkpoints also say what the turn did to each file, as the real service does."""
+
+    def __init__(self, report: UndoReport, files: list[FileChange]) -> None:
+        super().__init__(report)
+        self.checkpoints = self
+        self.files = files
+
+    def turns(self, session_id: str) -> list[TurnRecord]:
+        return [TurnRecord(session_id, "m1", 1, "the prompt", self.files, [], True, 0.0)]
+
+
+async def test_each_file_says_whether_it_was_restored_removed_or_recreated_by_what_the_turn_did_to_it():
+    files = [FileChange("a.py", "modified", 1, 1), FileChange("new.md", "added", 2, 0),
+             FileChange("old.txt", "deleted", 0, 3)]
+    report = UndoReport(turns=["m1"], indexes=[1], restored=["a.py", "old.txt"], removed=["new.md"])
+    undone = await FilesChange(cast(Any, RecordedWorkspace(report, files)), "s1", "m1", None).undo()
+    assert [(i.name, i.effect) for i in undone.items] == [("a.py", "restored"), ("old.txt", "recreated"),
+                                                          ("new.md", "removed")]
+    assert undone.sentences() == ["Restored a.py to how it was before this run.",
+                                  "Recreated old.txt, which this run deleted.",
+                                  "Removed new.md, which this run created."]
+    report = UndoReport(turns=["m1"], indexes=[1], restored=["a.py", "new.md"], removed=["old.txt"], action="redo")
+    redone = await FilesChange(cast(Any, RecordedWorkspace(report, files)), "s1", "m1", None).redo()
+    assert redone.sentences() == ["Put back this run's changes to a.py.", "Put back new.md, which this run created.",
+                                  "Removed old.txt again, as this run did."]

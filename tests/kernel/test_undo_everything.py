@@ -63,10 +63,9 @@ def test_undo_takes_back_files_cells_and_names_and_redo_brings_them_back(kernel,
 
     report = printed(fe, "%agent undo")
     assert tree(project) == before, "every file is back byte for byte, and what the turn made is gone"
-    assert "Took back turn 1" in report and "restored data.txt" in report.replace(", old.txt", "")
-    for made in ("gen.txt", "notes.md", "out.csv"):
-        assert made in report.split("removed", 1)[1]
-    assert "deleted the inserted cell" in report and "removed out, rows" in report
+    assert report == ("Restored data.txt to how it was before this run.\nRecreated old.txt, which this run deleted.\n"
+                      "Removed gen.txt, notes.md and out.csv, which this run created.\n"
+                      "Took out the cell this run inserted.\nUnbound out and rows."), report
     assert [ext.source(i) for i in ext.ids()] == ["x = 1", "%%agent\nchange the files"]
     assert printed(fe, "print('rows' in globals())") == "False"
     assert "undone" in printed(fe, "%agent checkpoints")
@@ -75,7 +74,10 @@ def test_undo_takes_back_files_cells_and_names_and_redo_brings_them_back(kernel,
 
     redone = printed(fe, "%agent redo")
     assert tree(project) == after, "redo puts every file back as the turn left it"
-    assert "Put back turn 1" in redone and "put back the inserted cell" in redone and "bound out, rows again" in redone
+    assert redone == ("Put back this run's changes to data.txt.\n"
+                      "Put back gen.txt, notes.md and out.csv, which this run created.\n"
+                      "Removed old.txt again, as this run did.\nPut back the cell this run inserted.\n"
+                      "Put back out and rows as this run left them."), redone
     assert [ext.source(i) for i in ext.ids()][-1] == "rows * 2"
     assert printed(fe, "print(rows)") == "2"
     assert printed(fe, "%agent redo").startswith("Nothing to redo")
@@ -94,11 +96,12 @@ def test_a_file_the_person_edited_since_is_overwritten_only_on_a_yes(kernel, tmp
 
     report = answering(fe, "%agent undo", "Keep mine", expected=2)  # the name the person rebound, the file
     assert (project / "data.txt").read_text() == "alpha\nBETA\ngamma\nmy own line\n", "kept on Keep mine"
-    assert "Kept data.txt" in report and not (project / "gen.txt").exists()
-    assert printed(fe, "print(rows)") == "mine" and "Left as you rebound them since: rows" in report
+    assert "Kept your version of data.txt (" in report and not (project / "gen.txt").exists()
+    assert printed(fe, "print(rows)") == "mine" and "Kept your value of rows (you rebound it after this run)." in report
 
     redone = answering(fe, "%agent redo", "Overwrite my change", expected=2)  # the same two, the other way
-    assert (project / "data.txt").read_text() == "alpha\nBETA\ngamma\n" and "Put back turn 1" in redone
+    assert (project / "data.txt").read_text() == "alpha\nBETA\ngamma\n"
+    assert "Put back this run's changes to data.txt." in redone
     assert printed(fe, "print(rows)") == "2"
     (project / "gen.txt").write_text("the person's own\n")
     answering(fe, "%agent undo", "Overwrite my change", expected=1)
@@ -133,7 +136,7 @@ def test_headless_an_undo_refuses_the_file_the_person_edited_and_says_which(kern
 
     report = printed(fe, "%agent undo")
     assert (project / "notes.md").read_text() == "the person's notes\n"
-    assert "Kept notes.md" in report
+    assert "Kept your version of notes.md (" in report, report
     now = tree(project)
     assert {k: v for k, v in now.items() if k != "notes.md"} == {k: v for k, v in before.items() if k != "notes.md"}
     assert printed(fe, "print('rows' in globals())") == "False"
@@ -160,13 +163,13 @@ def test_undo_to_a_turn_takes_back_it_and_every_later_one_and_the_model_no_longe
     assert "no turn 5" in printed(fe, "%agent undo --to 5").lower()
 
     report = printed(fe, "%agent undo --to 1")
-    assert "Took back turns 1-2" in report and "removed second" in report, report
+    assert report == "Removed a.txt and b.txt, which these 2 runs created.\nUnbound second.", report
     assert not (project / "a.txt").exists() and not (project / "b.txt").exists()
     assert printed(fe, PROMPTS) == "[]", "the history the model reads no longer holds the turns taken back"
     assert printed(fe, "print('second' in globals())") == "False"
 
     redone = printed(fe, "%agent redo")
-    assert "Put back turns 1-2" in redone and "bound second again" in redone, redone
+    assert redone == "Put back a.txt and b.txt, which these 2 runs created.\nPut back second as these 2 runs left it."
     assert (project / "a.txt").read_text() == "first\n" and (project / "b.txt").read_text() == "second\n"
     assert printed(fe, PROMPTS) == "['write a', 'write b']"
 

@@ -23,7 +23,7 @@ async def undo(agent: NotebookAgent, run_id: str | None = None, *, to: str | Non
         return listing.text(await notebook.undo(run_id))  # type: ignore[attr-defined]
     rewind = Rewind(agent.journal, ws, notebook)  # type: ignore[arg-type]
     try:
-        return listing.text(await rewind.undo(agent.session_id, to=to, confirm=confirm(agent)))
+        return listing.text((await rewind.undo(agent.session_id, to=to, confirm=confirm(agent))).report())
     except LookupError as exc:
         return listing.text(str(exc.args[0]))
 
@@ -32,7 +32,7 @@ async def redo(agent: NotebookAgent) -> dict[str, str]:
     """`%agent redo`: put back what the latest undo took."""
     ws = await agent.aworkspace()
     rewind = Rewind(agent.journal, ws, ws.notebook)  # type: ignore[arg-type]
-    return listing.text(await rewind.redo(confirm=confirm(agent)))
+    return listing.text((await rewind.redo(confirm=confirm(agent))).report())
 
 
 def confirm(agent: NotebookAgent) -> Confirm | None:

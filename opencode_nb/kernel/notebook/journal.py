@@ -16,7 +16,12 @@ of that session starts a new turn.
 
 Every turn has an id, which a finished run's card names (`kernel/card_undo.py`): a page asks the kernel
 about that turn, even after a reload, and the journal answers whether it can still be undone, was undone
-(and what that did), or is too old. Ids are random, so a card saved by another kernel names nothing here.
+(and what that did), or is too old. Ids are random, so a card saved by another kernel names nothing here
+unless that kernel kept its turns for this notebook.
+
+Turns are kept in the project's store as they change (`records.py`, given by `keep_in`): a new kernel for the
+same notebook reads them back on first use, so an undo after a restart still takes back the cells by id.
+Live bindings cannot outlive their kernel: a run read back is a `GoneRun`, which an undo names as gone.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import time
 import uuid
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 KEEP_TURNS = 20
 """How many turns can be undone; older ones are forgotten."""
@@ -39,6 +44,14 @@ class LiveRun:
     """A live python run (tool or kernel-side cell run) whose bindings `LiveRunner.undo` can take back."""
 
     run_id: str
+
+
+@dataclass(frozen=True)
+class GoneRun(LiveRun):
+    """A live run of a kernel before a restart: its bindings went with that kernel, so nothing can take them
+    back; an undo says so, naming them."""
+
+    names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,6 +152,17 @@ class Undone:
     files: bool
     """The session's files and history were taken back with them (the checkpoint store's undo)."""
     report: str = ""
+    seq: int = 0
+    """Its number among the notebook's undos, kept with the turns it took, so a new kernel can redo it."""
+
+
+class TurnRecords(Protocol):
+    """Where turns are kept beyond the kernel (`records.py` keeps them in the project's store)."""
+
+    def key(self) -> str | None: ...
+    def save(self, turn: Turn, undo: Undone | None, *, undone: bool = False) -> None: ...
+    def forget(self, turn_id: str) -> None: ...
+    def load(self) -> tuple[list[Turn], list[Undone]]: ...
 
 
 TURN: ContextVar[Turn | None] = ContextVar("opencode_nb_turn", default=None)
@@ -146,22 +170,95 @@ TURN: ContextVar[Turn | None] = ContextVar("opencode_nb_turn", default=None)
 
 class Journal:
     def __init__(self) -> None:
-        self.turns: list[Turn] = []
-        """Turns that changed something, oldest first."""
-        self.undone: dict[str, Turn] = {}
-        """Turns taken back, by id (the latest `KEEP_IDS`)."""
-        self.forgotten: dict[str, None] = {}
-        """Ids of turns pushed out by newer ones (`KEEP_TURNS`): too old to undo."""
+        self._turns: list[Turn] = []
+        self._undone: dict[str, Turn] = {}
+        self._forgotten: dict[str, None] = {}
         self._origins: dict[str, Turn] = {}
-        self.redoable: list[Undone] = []
+        self._redoable: list[Undone] = []
+        self.records: TurnRecords | None = None
+        """Where turns are kept beyond this kernel (`keep_in`); None: in memory only."""
+        self._loaded = False
+
+    # -------------------------------------------------------------------------------- kept beyond the kernel
+
+    def keep_in(self, records: TurnRecords) -> None:
+        """Keep every turn in `records` from now on; what an earlier kernel kept there is read on first use."""
+        self.records, self._loaded = records, False
+
+    def _ensure(self) -> None:
+        """Read the kept turns once the notebook is known (a page may name it only after the first cells)."""
+        if self._loaded or self.records is None or self.records.key() is None:
+            return
+        self._loaded = True
+        kept, undone = self.records.load()
+        adopt([t for t in kept] + [t for u in undone for t in u.turns], self._turns)
+        self._turns[:0] = [t for t in kept if t.id not in {m.id for m in self._turns}]
+        for u in undone:
+            for t in u.turns:
+                self._undone.setdefault(t.id, t)
+        self._redoable[:0] = [u for u in undone if u.turns and u.seq]
+        for turn in self._turns:
+            self.save(turn)
+
+    def save(self, turn: Turn) -> None:
+        """Write `turn` as it is now (kept, or taken back by which undo) to the records, if any."""
+        if self.records is None:
+            return
+        if any(t is turn for t in self._turns):
+            self.records.save(turn, None)
+            return
+        undo = next((u for u in self._redoable if any(t is turn for t in u.turns)), None)
+        self.records.save(turn, undo, undone=True)
+
+    @property
+    def turns(self) -> list[Turn]:
+        """Turns that changed something, oldest first."""
+        self._ensure()
+        return self._turns
+
+    @turns.setter
+    def turns(self, turns: list[Turn]) -> None:
+        self._turns = turns
+
+    @property
+    def undone(self) -> dict[str, Turn]:
+        """Turns taken back, by id (the latest `KEEP_IDS`)."""
+        self._ensure()
+        return self._undone
+
+    @property
+    def forgotten(self) -> dict[str, None]:
+        """Ids of turns pushed out by newer ones (`KEEP_TURNS`): too old to undo."""
+        self._ensure()
+        return self._forgotten
+
+    @property
+    def redoable(self) -> list[Undone]:
         """The undos `%agent redo` can still put back, latest last."""
+        self._ensure()
+        return self._redoable
+
+    def push_undo(self, undone: Undone) -> None:
+        """Remember an undo for `%agent redo`, and keep what it took as taken by it."""
+        undone.seq = max((u.seq for u in self.redoable), default=0) + 1
+        self.redoable.append(undone)
+        for turn in undone.turns:
+            self.save(turn)
+
+    def pop_undo(self) -> Undone:
+        """The latest undo, no longer to be redone (the caller puts its turns back)."""
+        return self.redoable.pop()
 
     def begin(self, session_id: str, *, cell_id: str | None = None, cell_source: str | None = None) -> Turn:
         """A new turn, kept once it changes something; the caller sets `TURN` to it in the run's task."""
         turn = Turn(session_id, cell_id, cell_source)
         self._origins[session_id] = turn
         # A new prompt builds on the state as it is now: what an undo of this session took stays taken.
-        self.redoable = [u for u in self.redoable if u.session_id != session_id]
+        dropped = [u for u in self.redoable if u.session_id == session_id]
+        self._redoable = [u for u in self.redoable if u.session_id != session_id]
+        for undo in dropped:
+            for taken in undo.turns:
+                self.save(taken)
         return turn
 
     def origin(self, session_id: str) -> Turn | None:
@@ -174,14 +271,19 @@ class Journal:
         if not any(t is turn for t in self.turns):
             self.turns.append(turn)
             while len(self.turns) > KEEP_TURNS:
-                _remember(self.forgotten, self.turns.pop(0).id, None)
+                old = self.turns.pop(0)
+                _remember(self.forgotten, old.id, None)
+                if self.records is not None:
+                    self.records.forget(old.id)
         turn.record(change)
+        self.save(turn)
 
     def put_back(self, turn: Turn) -> None:
         """Keep a redone turn again, as the newest: it can be undone again."""
         self.undone.pop(turn.id, None)
         if not any(t is turn for t in self.turns):
             self.turns.append(turn)
+        self.save(turn)
 
     def session_turns(self, session_id: str, message_ids: set[str]) -> list[Turn]:
         """The kept turns of `session_id` whose prompt is one of `message_ids`, newest first."""
@@ -201,6 +303,7 @@ class Journal:
         """Take `turn` out before undoing it: a second undo of it finds it undone, never does it twice."""
         self.turns = [t for t in self.turns if t is not turn]
         _remember(self.undone, turn.id, turn)
+        self.save(turn)
 
     def later(self, turn: Turn) -> list[Turn]:
         """The other turns still kept that changed something after `turn` first did."""
@@ -208,6 +311,16 @@ class Journal:
             return []
         first = turn.changes[0][0]
         return [t for t in self.turns if t is not turn and t.latest > first]
+
+
+def adopt(loaded: list[Turn], live: list[Turn]) -> None:
+    """Number the changes read back (each kept with its old kernel's number) before those of this kernel, in
+    their old order: which turn changed something last stays true across the restart."""
+    steps = sorted(((n, t, i) for t in loaded for i, (n, _) in enumerate(t.changes)), key=lambda s: s[0])
+    for _, turn, i in steps:
+        turn.changes[i] = (next(_order), turn.changes[i][1])
+    for turn in live:
+        turn.changes = [(next(_order), c) for _, c in turn.changes]
 
 
 def _remember(kept: dict[str, Any], key: str, value: Any) -> None:

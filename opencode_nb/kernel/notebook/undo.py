@@ -17,16 +17,18 @@ are not this module's: the checkpoint store takes them back.
 
 from __future__ import annotations
 
+import difflib
 import time
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import astuple
 from typing import TYPE_CHECKING
 
 from ...tool.context import NotebookRefused
+from ...undo.change import Conflict
 from ...undo.outcome import Direction, Outcome
 from ...values import Cell
 from ..python.live import LiveRunner
-from .journal import Deleted, Files, Inserted, LiveRun, Reinsert, Replaced, Restored, Turn
+from .journal import Deleted, Files, GoneRun, Inserted, LiveRun, Reinsert, Replaced, Restored, Turn
 
 if TYPE_CHECKING:
     from .stores import CellStore
@@ -60,16 +62,13 @@ def _said(outcome: Outcome) -> str:
 
 
 async def walk_turn(turn: Turn, store: CellStore | None, runner: LiveRunner, direction: Direction, *,
-                    why_not: str | None = None, agree: Agree | None = None) -> Outcome:
+                    why_not: str | None = None, agree: Agree | None = None,
+                    overwrite: Collection[str] = ()) -> Outcome:
     """The one walk both take: undo over the turn's changes newest first, redo over what its latest undo did,
     newest of those first (so oldest of the turn's own first); each step leaves what the other direction
     walks next."""
-    walk = _Walk(store, runner, direction)
-    if direction == "undo":
-        steps: list[Step] = [c for _, c in reversed(turn.changes) if not isinstance(c, Files)]
-    else:
-        steps = list(reversed(turn.undid))
-    for step in steps:
+    walk = _Walk(store, runner, direction, overwrite)
+    for step in _steps(turn, direction):
         await walk.step(step, agree)
     if direction == "undo":
         turn.undid = [m for m in walk.made if isinstance(m, LiveRun | Reinsert | Replaced | Restored)]
@@ -89,6 +88,39 @@ async def walk_turn(turn: Turn, store: CellStore | None, runner: LiveRunner, dir
 Step = Inserted | Replaced | Deleted | LiveRun | Reinsert | Restored
 """A step either walk takes: a change of the turn (undo) or what an undo did (redo)."""
 
+
+def _steps(turn: Turn, direction: Direction) -> list[Step]:
+    if direction == "undo":
+        return [c for _, c in reversed(turn.changes) if not isinstance(c, Files)]
+    return list(reversed(turn.undid))
+
+
+async def cell_conflicts(turn: Turn, store: CellStore, direction: Direction) -> list[Conflict]:
+    """The cells the person changed since the agent (or the undo) left them, which walking `direction` would
+    write over or delete: one `Conflict` each, by cell id, its diff from what was left to what is there now.
+    Only each cell's first step counts: later steps of the walk meet what the earlier ones leave."""
+    try:
+        current = {c.id: c for c in (await store.read(max_output_chars=0)).cells}
+    except NotebookRefused:
+        return []
+    seen: set[str] = set()
+    found: list[Conflict] = []
+    for step in _steps(turn, direction):
+        if isinstance(step, LiveRun | Deleted | Reinsert) or step.cell_id in seen:
+            continue
+        seen.add(step.cell_id)
+        cell = current.get(step.cell_id)
+        left = step.source if isinstance(step, Inserted | Restored) else \
+            step.after_source if direction == "undo" else step.before_source
+        if cell is None or cell.source == left:
+            continue
+        diff = "".join(difflib.unified_diff(left.splitlines(True), cell.source.splitlines(True),
+                                            f"cell {step.cell_id} as left", f"cell {step.cell_id} now"))
+        what = "delete it" if isinstance(step, Inserted | Restored) else "write the other version over it"
+        found.append(Conflict(step.cell_id, diff, f"you edited this cell ({_named(step.cell_id, cell.source)}) "
+                                                  f"after the agent; {direction} would {what}"))
+    return found
+
 _SAID: dict[Direction, list[tuple[str, str]]] = {
     "undo": [("delete", "deleted the inserted {}"), ("replace", "restored the source of {}"),
              ("restore", "put back the deleted {}")],
@@ -101,14 +133,20 @@ _SAID: dict[Direction, list[tuple[str, str]]] = {
 class _Walk:
     """One walk's state: the cells as they are now, what was done by how, and what the next walk will undo."""
 
-    def __init__(self, store: CellStore | None, runner: LiveRunner, direction: Direction) -> None:
+    def __init__(self, store: CellStore | None, runner: LiveRunner, direction: Direction,
+                 overwrite: Collection[str] = ()) -> None:
         self.store, self.runner, self.direction = store, runner, direction
+        self.overwrite = set(overwrite)
+        """Cells the person agreed to have written over (asked through the undo's `Confirm`)."""
         self.done: dict[str, list[str]] = {"delete": [], "replace": [], "restore": []}
         self.skipped: list[str] = []
         self.gone: list[str] = []
         self.failed: list[str] = []
         self.bindings: list[str] = []
-        self.cells_left = 0
+        self.cells_left: list[str] = []
+        """The cells of the steps not walked, no notebook being writable: each named in the report."""
+        self.gone_names: list[str] = []
+        """Names a run of the kernel before a restart bound: they went with it."""
         self.made: list[Step | Files] = []
         self.ids: dict[str, str] = {}
         """Old cell id → the id the cell has now it was put back."""
@@ -116,11 +154,14 @@ class _Walk:
         self.items = Outcome(direction)
 
     async def step(self, step: Step, agree: Agree | None) -> None:
+        if isinstance(step, GoneRun):
+            self.gone_names += [n for n in step.names if n not in self.gone_names]
+            return
         if isinstance(step, LiveRun):
             await self._binding(step, agree)
             return
         if self.store is None:
-            self.cells_left += 1
+            self.cells_left.append(_named(_step_cell(step), _step_source(step, self.direction)))
             return
         if self.current is None:
             self.current = {c.id: c for c in (await self.store.read(max_output_chars=0)).cells}
@@ -147,7 +188,7 @@ class _Walk:
     async def _delete(self, store: CellStore, current: dict[str, Cell], cell_id: str, source: str) -> None:
         """Delete the cell the agent made (or the undo put back), if it still reads as it was left."""
         cell = current.get(cell_id)
-        if self._left(cell_id, cell is None, cell is not None and cell.source != source):
+        if self._left(cell_id, cell is None, cell is not None and cell.source != source, source):
             return
         for old, index in await store.delete([cell_id]):
             self.made.append(Reinsert(old.model_dump(), index) if self.direction == "undo" else
@@ -174,7 +215,8 @@ class _Walk:
         source, kind = (step.before_source, step.before_type) if undo else (step.after_source, step.after_type)
         was, was_kind = (step.after_source, step.after_type) if undo else (step.before_source, step.before_type)
         cell = current.get(cell_id)
-        if self._left(cell_id, cell is None, cell is not None and (cell.source != was or cell.cell_type != was_kind)):
+        if self._left(cell_id, cell is None, cell is not None and (cell.source != was or cell.cell_type != was_kind),
+                      was):
             return
         assert cell is not None
         await store.replace(cell_id, source=source, cell_type=kind)
@@ -182,11 +224,14 @@ class _Walk:
         self.made.append(step if undo else Replaced(cell_id, *astuple(step)[1:]))
         self._did("replace", cell_id)
 
-    def _left(self, cell_id: str, gone: bool, edited: bool) -> bool:
-        """Whether the cell is left alone: gone already, or changed by the person since."""
+    def _left(self, cell_id: str, gone: bool, edited: bool, source: str) -> bool:
+        """Whether the cell is left alone: no longer in the notebook (named, with its first line, since what the
+        agent did to it could not be taken back), or changed by the person since."""
+        edited = edited and cell_id not in self.overwrite
         if gone:
-            self.gone.append(cell_id)
-            self.items.add("skipped", "cell", cell_id, "already gone", told=True)
+            self.gone.append(_named(cell_id, source))
+            self.items.add("unavailable", "cell", _named(cell_id, source), "it is no longer in the notebook",
+                           told=True)
         elif edited:
             self.skipped.append(cell_id)
             self.items.add("kept", "cell", cell_id, "changed since", told=True)
@@ -194,7 +239,8 @@ class _Walk:
 
     def _did(self, how: str, cell_id: str) -> None:
         self.done[how].append(cell_id)
-        self.items.add("restored", "cell", cell_id, told=True)
+        self.items.add("restored", "cell", cell_id, told=True,
+                       effect="took_out" if how == "delete" else "put_back" if how == "restore" else "restored")
 
     def outcome(self, why_not: str | None) -> Outcome:
         """The walk's report, phrased as each direction says it, with its items."""
@@ -206,17 +252,38 @@ class _Walk:
         if self.skipped:
             parts.append(f"Left as they are, changed since {since}: {', '.join(self.skipped)}.")
         if self.gone:
-            parts.append(f"Already gone: {', '.join(self.gone)}.")
+            parts.append(f"Could not {verb} cell {', '.join(self.gone)}: no longer in the notebook.")
         if self.failed:
             parts.append(f"Could not {verb} {'; '.join(self.failed)}")
         if self.cells_left:
-            n = self.cells_left
-            parts.append(f"{n} cell change{'s' * (n != 1)} not {verb}ne: {why_not}")
-            self.items.add("unavailable", "cell", f"{n} change{'s' * (n != 1)}", why_not or "", told=True)
+            left = ", ".join(dict.fromkeys(self.cells_left))
+            parts.append(f"Could not {verb} cell {left}: {why_not}")
+            self.items.add("unavailable", "cell", left, why_not or "", told=True)
+        if self.gone_names:
+            bound = ", ".join(self.gone_names)
+            why = "the agent bound them in the kernel that ran before the restart, and they went with it"
+            parts.append(f"Could not {verb} the names {bound}: {why}.")
+            self.items.add("unavailable", "binding", bound, why, told=True)
         text = " ".join(parts).strip()
         if text:
             self.items.said.append(text)
         return self.items
+
+
+def _named(cell_id: str, source: str) -> str:
+    """A cell as the report names it: its first line, then its id ("'df.plot()' (c3)")."""
+    line = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
+    line = line if len(line) <= 40 else line[:39] + "…"
+    return f"'{line}' ({cell_id})" if line else f"({cell_id}, empty)"
+
+
+def _step_source(step: Inserted | Replaced | Deleted | Reinsert | Restored, direction: Direction) -> str:
+    """The source that step leaves (or left) in the cell: what the person would recognise it by."""
+    if isinstance(step, Deleted | Reinsert):
+        return str(step.cell.get("source", ""))
+    if isinstance(step, Replaced):
+        return step.after_source if direction == "undo" else step.before_source
+    return step.source
 
 
 def _step_cell(step: Inserted | Replaced | Deleted | Reinsert | Restored) -> str:

@@ -235,8 +235,10 @@ class LiveRunner:
         while len(self.undone) > KEEP_RUNS:
             self.undone.popitem(last=False)
         bound, removed = self._bind(record.before() if undo else record.left(), kept)
-        for name in (*bound, *removed):
-            done.add("restored", "binding", name, told=True)
+        for name in bound:
+            done.add("restored", "binding", name, told=True, effect="rebound", now=_short(self.shell.user_ns[name]))
+        for name in removed:
+            done.add("restored", "binding", name, told=True, effect="unbound")
         for name in kept:
             done.add("kept", "binding", name, "you rebound it since", told=True)
         again = "" if undo else " again"

@@ -77,6 +77,20 @@ MIGRATIONS: list[tuple[str, ...]] = [
         )""",
         "CREATE INDEX checkpoint_steps_by_turn ON checkpoint_steps (message_id, id)",
     ),
+    (  # 3 -> 4: a notebook's turns (cells by id), for an undo after a kernel restart (kernel/notebook/records.py)
+        """CREATE TABLE notebook_turns (
+            id TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            notebook TEXT NOT NULL,
+            session_id TEXT,
+            message_id TEXT,
+            undone INTEGER NOT NULL DEFAULT 0,
+            undo_seq INTEGER,
+            data TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        )""",
+        "CREATE INDEX notebook_turns_by_notebook ON notebook_turns (project, notebook, updated_at)",
+    ),
 ]
 """Step i takes a file from schema version i to i + 1; a later change appends a step, never edits one."""
 

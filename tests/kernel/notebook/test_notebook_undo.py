@@ -9,6 +9,7 @@ import pytest
 
 from ..cells_support import NBOP_TOOL, SETUP, op, printed
 from ..frontend import FakeExtension
+from ..test_undo_everything import answering
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -38,16 +39,16 @@ def test_undo_takes_back_the_whole_turn_and_leaves_a_cell_the_person_changed(ker
     assert printed(fe, "print(made)") == "5"
     ext.cell(b).source = "b = 'the person edited this'"
 
-    text = undo(fe)
+    asked = answering(fe, "%agent undo", "Keep mine", expected=1)  # asked about, as a file is
+    text = "\n".join(line for line in asked.strip().splitlines() if not line.startswith("VBox("))
     ids = ext.ids()
     assert [ext.source(i) for i in ids] == ["x = 1", "y = 2", "z = 3", "%%agent\nchange things",
                                             "b = 'the person edited this'"]
     restored = ext.cell(ids[1])
     assert restored.outputs[0]["text"] == "two\n" and restored.execution_count == 7
-    assert f"deleted the inserted cell {a}" in text and "restored the source of cell c0" in text
-    assert f"put back the deleted cell c1 (now {ids[1]})" in text
-    assert "Undone: removed made." in text
-    assert f"Left as they are, changed since the agent left them: {b}." in text
+    assert text == ("Took out the cell this run inserted.\nPut back the cell this run deleted.\n"
+                    "Restored the cell this run edited.\nUnbound made.\n"
+                    "Kept your version of the cell you edited after this run."), (a, text)
     assert printed(fe, "print('made' in globals())") == "False"
     assert undo(fe) == "There is no agent change to the namespace left to undo.", "the turn was taken back once"
 
@@ -62,7 +63,7 @@ def test_undo_of_one_run_keeps_the_turns_cells_and_the_turn_undo_skips_that_run(
     run_id = printed(fe, "print(next(iter(agent.workspace().kernel.live.records)))")
     assert undo(fe, run_id) == "Undone: removed made."
     assert ext.source("c0") == "x = 2"
-    assert undo(fe) == "Undone in the notebook: restored the source of cell c0."
+    assert undo(fe) == "Restored the cell this run edited."
     assert ext.source("c0") == "x = 1"
 
 
@@ -80,7 +81,7 @@ def test_a_headless_turn_is_undone_in_the_file_back_to_the_same_bytes(kernel, tm
     assert fe.run("%%agent\nchange things")["content"]["status"] == "ok"
     assert path.read_bytes() != original
     text = undo(fe)
-    assert "put back the deleted cell c1." in text and "Left as they are" not in text
+    assert "Put back the cell this run deleted." in text and "Kept" not in text, text
     assert path.read_bytes() == original
 
 
@@ -92,7 +93,7 @@ def test_undo_run_where_it_cannot_be_awaited_still_reports_in_its_cell(kernel):
     printed(fe, NBOP_TOOL)
     assert fe.execute_cell("c1")["status"] == "ok"
     msg_id = fe.execute("def f():\n    get_ipython().run_line_magic('agent', 'undo')\nf()")
-    fe.wait_for(lambda: "restored the source of cell c0" in fe.text(msg_id), what="the undo's report")
+    fe.wait_for(lambda: "Restored the cell this run edited." in fe.text(msg_id), what="the undo's report")
     assert ext.source("c0") == "x = 1"
 
 

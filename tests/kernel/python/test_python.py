@@ -42,7 +42,7 @@ def test_live_python_asks_then_binds_a_new_name_that_undo_takes_back(kernel):
     assert "Ran in the person's namespace (live)." in output and "kept 2" in output
     assert "Out:\n2" in output and "created: clean" in output
     undo = fe.run_id("%agent undo")
-    assert "Undone: removed clean." in fe.text(undo)
+    assert "Unbound clean." in fe.text(undo)
     assert namespace_has(fe, "'clean' in globals()") == "False"
     assert namespace_has(fe, "raw") == "[1, None, 3]"
 
@@ -56,7 +56,8 @@ def test_a_rebinding_is_undone_to_the_very_object_it_replaced_and_in_place_chang
     assert namespace_has(fe, "data, log") == "[1, 2, 3] ['sorted']"
     undo = fe.run_id("%agent undo")
     text = fe.text(undo)
-    assert "removed first" in text and "restored data" in text and "in place to log cannot be undone" in text
+    assert text == ("Unbound first; data is back to [3, 1, 2].\n"
+                    "Could not take back the in-place changes this run made to log."), text
     assert namespace_has(fe, "data, id(data) == original_id") == "[3, 1, 2] True"
 
 
