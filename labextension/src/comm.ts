@@ -22,6 +22,7 @@ import { type JSONObject, UUID } from '@lumino/coreutils';
 
 import { type NotebookView, activeCell, deleteCells, insertCells, readCells, replaceCell } from './cells';
 import { type Params, RequestError, isObject } from './params';
+import { notify } from './notify';
 import { runCells } from './run';
 import { saveSoon } from './save';
 import { RunningCell } from './running';
@@ -49,7 +50,8 @@ const ACTIONS: Readonly<Record<string, Action>> = {
   delete_cells: saved(deleteCells),
   run_cells: (view, params, send, requestId) =>
     runCells(view, params, result => send({ event: 'cell_done', request_id: requestId, result })),
-  active_cell: activeCell
+  active_cell: activeCell,
+  notify
 };
 
 export const CAPABILITIES = Object.keys(ACTIONS);
@@ -350,6 +352,11 @@ export class NotebookLink implements NotebookView, Turns {
       if (asked !== undefined) {
         asked.settle(data);
         return;
+      }
+      // A message from the kernel proves its target took the comm, even before our open is acknowledged: a
+      // kernel busy with a running prompt (the page reloaded mid-run) acknowledges it only once that ends.
+      if (!this.ready.has(comm)) {
+        this.reached(comm);
       }
       dispatch(this, data, send);
     };

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .. import id as ids
 from .card_undo import RUN_MIME, run_data
 from .ending import cell_error, error_output, status_of, with_error
-from .notebook.frontend import Frontend, FrontendError
+from .notebook.frontend import Frontend, FrontendError, FrontendTimeout
 from .notebook.journal import TURN, Journal, Turn
 from .rewind import link
 
@@ -102,6 +102,12 @@ class PromptRun:
     """The live view, in a cell that shows one."""
     handle: Any = field(default=None, repr=False)
     """What the transcript is drawn into when the run ends: the live view, the headless line, or nothing."""
+    prompt: str = ""
+    """The prompt's text: it names the run in a cell re-created for it after a reload (`lost_cell.py`)."""
+    workspace: Workspace | None = field(default=None, repr=False)
+    """Where the run's asks wait, to name them when its cell is re-created."""
+    relinking: asyncio.Task[None] | None = field(default=None, repr=False)
+    """The live view on its way to a page that connected anew; the transcript follows it, never overtakes it."""
 
     # -------------------------------------------------------------------------------------------- running
 
@@ -111,6 +117,7 @@ class PromptRun:
         from ..errors import OpencodeNbError
         from ..views.records import AskRecorder
 
+        self.prompt, self.workspace = text, ws
         self._show_in_cell(host, ws, agent)
         status, floor, started = "done", ids.NOT_STARTED, time.time()
         outcome: Result = None
@@ -224,13 +231,53 @@ class PromptRun:
         return self.cell_id is not None and self.page > 0 and frontend.pages != self.page
 
     def relink(self, frontend: Frontend) -> None:
-        """Show the run's live view in its cell on the page that connected after the run started."""
+        """Show the run's live view in its cell on the page that connected after the run started (on the loop)."""
         if self.done.is_set() or self.live_output is None:
             return
         if self.show is not None:
             self.show([self.live_output])
         elif self.moved(frontend):
-            self._send_cell(frontend, outputs=[self.live_output])
+            loop = self.loop or asyncio.get_running_loop()  # called on the loop: from `_shown` or `_page_connected`
+            self.relinking = loop.create_task(self._relink(frontend, self.live_output))
+
+    async def _relink(self, frontend: Frontend, live: dict[str, Any]) -> None:
+        """Hand the live view to the run's cell; a page without that cell (reloaded before the notebook was
+        saved) gets a new cell holding it, and a notification naming what the run waits for."""
+        try:
+            await self._request_cell(frontend, outputs=[live])
+            return
+        except FrontendTimeout as exc:
+            log.info("the reloaded page did not take the run's live view: %s", exc)
+            return
+        except FrontendError as exc:
+            if not await self._cell_missing(frontend):
+                log.info("could not hand the run's cell to the reloaded page: %s", exc)
+                return
+        try:
+            await self._recreate(frontend, live)
+        except FrontendError as exc:
+            log.warning("could not show the run again in the reloaded page: %s", exc)
+
+    async def _cell_missing(self, frontend: Frontend) -> bool:
+        """Whether the page's notebook lacks the run's cell (rather than refusing for another reason)."""
+        try:
+            reply = await frontend.request("read_cells", max_output_chars=0)
+        except FrontendError:
+            return False
+        return self.cell_id not in {cell.get("id") for cell in reply.get("cells") or []}
+
+    async def _recreate(self, frontend: Frontend, live: dict[str, Any]) -> None:
+        """A new cell at the end of the notebook shows the run from now on: its live view, then its transcript."""
+        from .lost_cell import cell_source, notice, waiting_asks
+
+        reply = await frontend.request("insert_cells", after=None, cells=[
+            {"cell_type": "code", "source": cell_source(self.prompt), "metadata": {}}])
+        self.cell_id = str(reply["ids"][0])
+        await self._request_cell(frontend, outputs=[live])
+        asks = waiting_asks(self.workspace, self.session_id) if self.workspace is not None else []
+        if "notify" in frontend.capabilities:
+            frontend.send("notify", message=notice(self.prompt, asks), cell_id=self.cell_id,
+                          kind="warning" if asks else "info")
 
     def hand_over(self, frontend: Frontend, bundle: dict[str, Any], error: BaseException | None) -> None:
         """Give the run's transcript (and how its cell failed) to the cell that shows it, when that is not the
@@ -242,12 +289,19 @@ class PromptRun:
             outputs.append(error_output(error))
         if self.show is not None:
             self.show(outputs)
+        elif self.relinking is not None and not self.relinking.done():
+            # The cell that will show it may not exist yet (`_recreate`): send the transcript once it does.
+            self.relinking.add_done_callback(lambda _: self._send_cell(
+                frontend, outputs=outputs, execution_count=self.execution_count))
         else:
             self._send_cell(frontend, outputs=outputs, execution_count=self.execution_count)
 
+    async def _request_cell(self, frontend: Frontend, **fields: Any) -> None:
+        # The outputs are the kernel's own, as its execution would have sent them: trusted.
+        await frontend.request("replace_cell", cell_id=self.cell_id, trusted=True, **fields)
+
     def _send_cell(self, frontend: Frontend, **fields: Any) -> None:
         try:
-            # The outputs are the kernel's own, as its execution would have sent them: trusted.
             frontend.send("replace_cell", cell_id=self.cell_id, trusted=True, **fields)
         except FrontendError as exc:  # the new page has no extension: `%agent show` still has the transcript
             log.info("could not hand the run's cell to the reloaded page: %s", exc)

@@ -142,9 +142,28 @@ def test_the_kernel_gets_the_hello(nb: Lab) -> None:
     assert hello["hello"] == "jupyterlab"
     assert hello["version"] == opencode_nb.__version__
     assert set(hello["capabilities"]) == {
-        "read_cells", "insert_cells", "replace_cell", "delete_cells", "run_cells", "active_cell"}  # fmt: skip
+        "read_cells", "insert_cells", "replace_cell", "delete_cells", "run_cells", "active_cell", "notify"}  # fmt: skip
     assert hello["path"] == "ext.ipynb"
     assert hello["frontend"].startswith("JupyterLab 4.")
+
+
+def test_notify_shows_a_notification_whose_action_makes_its_cell_the_active_one(nb: Lab) -> None:
+    plain = cell_ids(nb)[PLAIN_I]
+    shown = request(nb, "notify-1", "notify", message="A run waits for your answer here.", cell_id=plain,
+                    kind="warning")
+    assert shown["ok"] is True, shown
+    toast = nb.page.locator(".Toastify__toast", has_text="A run waits for your answer here.")
+    toast.get_by_role("button", name="Show the cell").click()
+    # Read in the page: asking the kernel runs the driver cell, which makes that one active.
+    assert nb.page.evaluate(f"() => {NOTEBOOK_JS}.activeCellIndex") == PLAIN_I
+
+
+def test_notify_refuses_an_unknown_cell_or_kind_and_shows_nothing(nb: Lab) -> None:
+    missing = request(nb, "notify-3", "notify", message="Not shown.", cell_id="no-such-cell")
+    wrong = request(nb, "notify-4", "notify", message="Not shown either.", kind="loud")
+    assert missing["ok"] is False and "no-such-cell" in missing["error"]
+    assert wrong["ok"] is False and "kind must be one of info, warning, error, success" in wrong["error"]
+    assert nb.page.locator(".Toastify__toast", has_text="Not shown").count() == 0
 
 
 def test_read_cells_describes_the_live_notebook(nb: Lab) -> None:

@@ -153,6 +153,11 @@ class FakeExtension:
             del self.nb.cells[i]
         return {"deleted": deleted}
 
+    def _notify(self, data: dict[str, Any]) -> dict[str, Any]:
+        if data.get("cell_id") is not None:
+            self._index(data["cell_id"])
+        return {}
+
     def _active_cell(self, data: dict[str, Any]) -> dict[str, Any]:
         index = self._index(self.active) if self.active is not None else None
         return {"cell_id": self.active, "index": index}

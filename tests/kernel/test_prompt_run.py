@@ -3,6 +3,7 @@ that ran it is not (it already gets them through its own execute request)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, cast
 
 from opencode_nb.kernel.notebook.frontend import Frontend
@@ -20,12 +21,18 @@ class Comm:
         self.pages = pages
         self.sent: list[dict[str, Any]] = []
 
+    capabilities = frozenset({"replace_cell"})
+
     def send(self, kind: str, **fields: Any) -> None:
         self.sent.append({"kind": kind, **fields})
 
+    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+        self.sent.append({"kind": kind, **fields})
+        return {"ok": True}
+
 
 def as_frontend(comm: Comm) -> Frontend:
-    return cast(Frontend, comm)  # a run uses only `pages` and `send` of its front end
+    return cast(Frontend, comm)  # a run uses only `pages`, `capabilities`, `send` and `request` of its front end
 
 
 def running(page: int, **fields: Any) -> PromptRun:
@@ -46,8 +53,14 @@ def test_a_reloaded_page_gets_the_live_view_then_the_transcript_and_how_the_cell
     comm = Comm(pages=2)
     run = running(page=1)
 
-    run.relink(as_frontend(comm))
-    run.hand_over(as_frontend(comm), TRANSCRIPT, AgentStopped())
+    async def reloaded_then_ended() -> None:
+        run.relink(as_frontend(comm))
+        run.hand_over(as_frontend(comm), TRANSCRIPT, AgentStopped())  # before the live view's reply came
+        assert run.relinking is not None
+        await run.relinking
+        await asyncio.sleep(0)  # the transcript follows the live view, never overtakes it
+
+    asyncio.run(reloaded_then_ended())
 
     live, final = comm.sent
     assert live == {"kind": "replace_cell", "cell_id": "cell-1", "trusted": True, "outputs": [LIVE]}
