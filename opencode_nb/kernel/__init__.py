@@ -2,9 +2,10 @@
 
 `load_ipython_extension` registers the magics and the `%%agent` input transformer, starts building the
 workspace on a worker thread, opens the front-end comm (`frontend.py`), starts watching which cell runs
-(`activity.py`), keeps each cell's replies addressed to it (`parent_guard.py`) and starts the ticker. It
-imports nothing heavy, so `%load_ext opencode_nb` returns in well under 300 ms; the first prompt waits for
-the workspace if it is not ready yet. The loading cell ends with one line (`greeting.py`), and the first
+(`activity.py`), keeps each cell's replies addressed to it (`parent_guard.py`), shows the magics' usage
+errors as text that wraps (`magics/usage.py`) and starts the ticker. It imports nothing heavy, so
+`%load_ext opencode_nb` returns in well under 300 ms; the first prompt waits for the workspace if it is not
+ready yet. The loading cell ends with one line (`greeting.py`), and the first
 `%agent` cell with the notebook defaults in force (`_say_defaults`).
 
 The ticker is a task that wakes the kernel's event loop every 0.25 s. ipykernel turns SIGINT into a
@@ -68,6 +69,9 @@ def load_ipython_extension(shell: Any) -> None:
 
         guard(shell.kernel)
         agent.frontend.open()
+        from .magics.usage import show_ours_as_prose
+
+        _state["restore_usage_errors"] = show_ours_as_prose(shell, lambda bundle: display(bundle, raw=True))
     _state.update(agent=agent, magics=magics, settings=settings, shell=shell, terminal=terminal)
     _quiet_config_warnings()
     _ensure_loop_helpers()
@@ -146,9 +150,10 @@ def unload_ipython_extension(shell: Any) -> None:
     ticker = _state.get("ticker")
     if ticker is not None:
         ticker.cancel()
-    restore = _state.get("restore_interrupt")
-    if restore is not None:
-        restore()
+    for undo in ("restore_interrupt", "restore_usage_errors"):
+        restore = _state.get(undo)
+        if restore is not None:
+            restore()
     magics = _state.get("magics")
     if magics is not None:
         shell.magics_manager.magics["line"].pop("agent", None)
@@ -176,6 +181,8 @@ async def run_cell(args: str, body: str) -> None:
 async def run_line(line: str) -> None:
     """What a top-level `%agent …` line becomes: a subcommand, or a one-line prompt."""
     magics = _magics()
+    with usage_errors():
+        magics.check_line(line)  # a line refused as mistyped ran nothing: the defaults wait for one that runs
     await _say_defaults(magics)
     with usage_errors():
         prompt = magics.line(line)

@@ -128,6 +128,17 @@ def families_knowing(model_id: str) -> list[str]:
     return [family for family, table in KNOWN.items() if model_id in table or misspelt(family, model_id)]
 
 
+def ids_meant(provider_id: str, family: str, model_id: str) -> list[str]:
+    """The full ids `provider_id/model_id` was meant as, under a provider of type `family`: the catalog's model it
+    misspells (`anthropic/claude-sonnet-4-6`), else the other providers whose table holds it (`anthropic/gpt-5`
+    is `openai/gpt-5`); none for an id that is no misspelling (a model newer than the catalog)."""
+    typo = misspelt(family, model_id)
+    if typo:
+        return [f"{provider_id}/{typo}"]
+    return [f"{other}/{misspelt(other, model_id) or model_id}" for other in families_knowing(model_id)
+            if other != family]
+
+
 def _known(table: dict[str, dict[str, Any]], model_id: str) -> dict[str, Any]:
     for candidate in (model_id, SNAPSHOT.sub("", model_id)):
         found = table.get(candidate) or table.get(ALIASES.get(candidate, ""))

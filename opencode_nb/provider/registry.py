@@ -16,7 +16,7 @@ from ..config.schema import Config, ProviderConfig
 from ..errors import ConfigError, ProviderError
 from ..secrets import ENV_REFERENCE
 from .base import Provider
-from .catalog import KNOWN, ModelInfo, families_knowing, misspelt, model_info
+from .catalog import KNOWN, ModelInfo, families_knowing, ids_meant, misspelt, model_info
 from .idle import DEFAULT_IDLE_TIMEOUT_S
 
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -101,9 +101,7 @@ class ProviderRegistry:
         kind = self._kind(provider_id, settings)
         if kind not in CHECKED_FAMILIES or settings.base_url or model in settings.models:
             return provider_id, model  # a server of one's own (a proxy, a gateway) may serve other names
-        typo = misspelt(kind, model)
-        meant = [f"{provider_id}/{typo}"] if typo else [f"{family}/{misspelt(family, model) or model}"
-                                                       for family in families_knowing(model) if family != kind]
+        meant = ids_meant(provider_id, kind, model)
         if meant:
             raise ModelIdError(model_id, f"{model_id!r} is not a model the catalog knows: did you mean "
                                f"{' or '.join(meant)}? (To use the id as written, name it under "

@@ -46,6 +46,10 @@ TEXT_STYLE = f"{MONO};white-space:pre-wrap;{WRAP};margin:0"
 """Spaces and line breaks kept as written; lines wrap at the page's edge between words, and inside a word only
 when the word alone is wider than the page (a long path)."""
 
+ERROR_STYLE = "background:var(--jp-rendermime-error-background,#fdd);padding:5px 6px"
+"""How JupyterLab shows a cell's stderr (its error background, in either theme), for a mistake the kernel shows
+as prose instead."""
+
 
 @dataclass
 class _Block:
@@ -122,15 +126,23 @@ def _kept_whole(line: str) -> str:
     return "".join(whole(m) if not m[0].isspace() else m[0] for m in WORDS.finditer(line))
 
 
-def prose_html(text: str) -> str:
-    """`text` as HTML that wraps between words at any width, keeping its columns and indents."""
+def prose_html(text: str, style: str = "") -> str:
+    """`text` as HTML that wraps between words at any width, keeping its columns and indents; `style` is added to
+    the block's own (`ERROR_STYLE`)."""
     rows = []
     for line, hang in blocks(text):
-        style = f' style="padding-left:{hang}ch;text-indent:-{hang}ch"' if hang else ""
-        rows.append(f"<div{style}>{_kept_whole(line) if line else '&#8203;'}</div>")
-    return f'<div class="ocnb-text" style="{TEXT_STYLE}">{"".join(rows)}</div>'
+        indent = f' style="padding-left:{hang}ch;text-indent:-{hang}ch"' if hang else ""
+        rows.append(f"<div{indent}>{_kept_whole(line) if line else '&#8203;'}</div>")
+    block_style = f"{TEXT_STYLE};{style}" if style else TEXT_STYLE
+    return f'<div class="ocnb-text" style="{block_style}">{"".join(rows)}</div>'
 
 
 def prose_bundle(text: str) -> dict[str, str]:
     """What the kernel shows a person as text: HTML that wraps between words, the text itself as its twin."""
     return {"text/html": prose_html(text), "text/plain": text}
+
+
+def prose_error_bundle(text: str) -> dict[str, str]:
+    """A mistake the person made, shown as `prose_bundle` shows text but on the page's error background, as the
+    plain stderr text it replaces would be."""
+    return {"text/html": prose_html(text, ERROR_STYLE), "text/plain": text}

@@ -1,7 +1,8 @@
-"""What the kernel prints for a person reads whole in JupyterLab: `%agent help`, `%agent mcp`, `%agent config`
-and the configuration's notices wrap between words at 800 px and at 1,600 px, in the light theme and the dark
-one; no word is split across two lines, and a help explanation is not broken by hand a few words after the
-page broke it."""
+"""What the kernel prints for a person reads whole in JupyterLab: `%agent help`, `%agent mcp`, `%agent config`,
+the configuration's notices and a mistyped line's usage error wrap between words at 800 px and at 1,600 px, in
+the light theme and the dark one; no word is split across two lines, and a help explanation is not broken by
+hand a few words after the page broke it. The usage error is shown on the page's error background, as stderr
+would be, and its cell still fails."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from .test_person_text import SPLIT_WORDS_JS
 pytestmark = pytest.mark.e2e
 
 SHOTS = Path(os.environ.get("OPENCODE_NB_E2E_SHOTS", "/tmp/shots"))
-CELLS = ["%load_ext opencode_nb", "%agent help", "%agent mcp", "%agent config"]
+CELLS = ["%load_ext opencode_nb", "%agent help", "%agent mcp", "%agent config", "%agent sesions"]
+REFUSED = len(CELLS) - 1
 BREAKS_JS = """root => [...root.querySelectorAll('*')].map(el => getComputedStyle(el))
     .filter(s => s.wordBreak === 'break-all').length"""
 ROWS_JS = """(root, needle) => {
@@ -43,6 +45,11 @@ def test_kernel_text_wraps_between_words_at_two_widths_in_both_themes(lab: Lab) 
         lab.run_cell(index)
         lab.wait_cell_done(index)
     lab.wait_output(1, "%agent skills")
+    lab.wait_output(REFUSED, "did you mean %agent sessions?")
+    refused = lab.cell(REFUSED).locator(".jp-Cell-outputWrapper")
+    assert refused.locator("pre").count() == 0, "the usage error is prose, not stderr's pre"
+    assert refused.locator(".ocnb-text").evaluate("el => getComputedStyle(el).backgroundColor") not in (
+        "rgba(0, 0, 0, 0)", "transparent"), "shown on the error background"
     SHOTS.mkdir(parents=True, exist_ok=True)
     for theme, background in (("JupyterLab Light", "white"), ("JupyterLab Dark", "#111")):
         use_theme(lab, theme, background)
@@ -61,6 +68,6 @@ def test_kernel_text_wraps_between_words_at_two_widths_in_both_themes(lab: Lab) 
             assert skills is not None and "the ones a nearer skill shadows" in skills, "one explanation, one block"
             name = f"{width}-{theme.split()[-1].lower()}"
             lab.screenshot(SHOTS / f"text-wraps-{name}.png")
-            for index in (1, 2):
+            for index in (1, 2, REFUSED):
                 lab.cell(index).locator(".jp-Cell-outputWrapper").screenshot(
                     path=str(SHOTS / f"text-wraps-{name}-{CELLS[index].split()[-1]}.png"))

@@ -33,8 +33,8 @@ def test_a_prompt_with_no_api_key_is_one_clear_message_naming_the_other_ways_in(
     reply = fe.done(msg)
     assert reply["content"]["status"] == "error", "the cell fails, so Run All stops here"
     [output] = fe.outputs(msg)  # no live view, no transcript with an unknown agent and model: this one message
-    assert output["msg_type"] == "stream" and output["content"]["name"] == "stderr"
-    message = output["content"]["text"]
+    assert output["msg_type"] == "display_data", "shown as text that wraps between words, not as stderr"
+    message = output["content"]["data"]["text/plain"]
     assert message.startswith("UsageError: No API key for anthropic: set ANTHROPIC_API_KEY")
     for way in ("OPENAI_API_KEY", "Ollama, llama.cpp, vLLM", "type: openai-compatible", "--model scripted/demo"):
         assert way in message
@@ -147,7 +147,7 @@ def test_a_config_broken_from_the_start_fails_the_prompt_with_every_problem(kern
     reply = fe.done(msg := fe.execute("%agent hello"))
     assert reply["content"]["status"] == "error"
     [output] = fe.outputs(msg)
-    text = output["content"]["text"]
+    text = output["content"]["data"]["text/plain"]
     assert text.startswith("UsageError: 2 problems in the configuration:")
     assert "sandbox: 'sometimes'" in text and "agent.build.steps: 0" in text
     config = tmp_path / "project" / "opencode.yaml"

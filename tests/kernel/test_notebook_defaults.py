@@ -111,6 +111,9 @@ def test_the_one_config_line_gives_back_opencodes_defaults(notebook):
 def test_the_first_agent_cell_of_a_kernel_says_once_which_defaults_are_in_force(notebook):
     fe, _ = notebook([{"text": "Hello."}, {"text": "Again."}])
     fe.run("%load_ext opencode_nb")
+    mistyped = fe.execute("%agent sesions")
+    assert fe.done(mistyped)["content"]["status"] == "error"
+    assert "Notebook defaults" not in fe.text(mistyped), "a line refused as mistyped ran nothing to say them for"
     first = fe.text(fe.run_id("%%agent\nhello", timeout=60))
     [line] = [line for line in first.splitlines() if "Notebook defaults" in line]
     assert "ask first" in line and "permission: {edit: allow, bash: allow}" in line and "opencode.yaml" in line

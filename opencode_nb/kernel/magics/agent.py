@@ -129,13 +129,17 @@ def refuse_unknown_option(word: str) -> None:
 
 @contextmanager
 def usage_errors() -> Iterator[None]:
-    """Our errors already say what is wrong and what to do: show them without a traceback into our code."""
+    """Our errors already say what is wrong and what to do: show them without a traceback into our code, as
+    prose that wraps between words (`usage.py`; the mark tells its handler the error is ours)."""
     from ...errors import OpencodeNbError
+    from .usage import mark_ours
 
     try:
         yield
+    except UsageError as exc:
+        raise mark_ours(exc) from None
     except OpencodeNbError as exc:
-        raise UsageError(str(exc)) from None
+        raise mark_ours(UsageError(str(exc))) from None
 
 
 _named_agent = cast("Callable[[_F], _F]", line_cell_magic("agent"))
@@ -156,6 +160,7 @@ class AgentMagics(Magics):
         self.display = display
         self.watch = ConfigWatch(agent)
         """Reads the configuration again when its files change, and says what it found."""
+        agent.gate = self.watch.refuse_prompt  # every agent run asks it before it starts
 
     @_named_agent
     def agent_magic(self, line: str, cell: str | None = None) -> None:
@@ -168,8 +173,8 @@ class AgentMagics(Magics):
             if awaited(prompt[0]) is not None or "--plan" in prompt[0]:
                 raise UsageError("%agent: plan steps run only from a cell of their own (%%agent --plan ID --step "
                                  "N, or %agent plan run on a line at the top of a cell), not from inside a block")
-            self.notices()
-            self.watch.refuse_prompt()
+            self.notices(runs=True)
+            self.agent.gate()  # here, not in the task: the cell that asked says why nothing runs
             request = self.request(*prompt)
         coroutine = self.agent.prompt(**{**request, "background": True})
         try:
@@ -188,6 +193,15 @@ class AgentMagics(Magics):
         if not task.cancelled() and task.exception() is not None:
             self.display(listing.text(f"%agent: {task.exception()}"))  # nobody awaits it: show it in its cell
 
+    @staticmethod
+    def check_line(line: str) -> None:
+        """Raise the UsageError a mistyped line gets (`%agent sesions`, `%agent --bogus x`), saying nothing else."""
+        from .subcommands import TABLE
+
+        command, _ = TABLE.split(line)
+        if command is None:
+            split_prompt_line(line)
+
     def line(self, line: str) -> tuple[str, str] | None:
         """Show a subcommand's output, or return the arguments of `prompt()`: a one-line prompt split into
         (options, prompt), or (`%agent NAME`, args) for the subcommands that run (plan steps, plan cells)."""
@@ -197,19 +211,20 @@ class AgentMagics(Magics):
         if command is None:
             return split_prompt_line(line)
         if TABLE[command].awaited(args):
-            self.notices()
+            self.notices(runs=args[:1] == ["run"])
             return RUNS + command, " ".join(args)
         if not TABLE[command].quiet:
             self.notices()
         self.display(self.subcommand(command, args))
         return None
 
-    def notices(self) -> None:
+    def notices(self, *, runs: bool = False) -> None:
         """Show what the person should know before the cell's own output: the configuration files changed
-        (read again, or kept because they have problems), and its warnings, once."""
+        (read again, or kept because they have problems), and its warnings, once. `runs`: the cell starts an
+        agent run, whose refusal says a mistake that blocks it."""
         from . import listing
 
-        notes = self.watch.refresh()
+        notes = self.watch.refresh(runs=runs)
         if notes:
             self.display(listing.text("\n".join(notes)))
         held = self.watch.held_prompt()
@@ -226,6 +241,7 @@ class AgentMagics(Magics):
             raise UsageError("%%agent: the prompt is empty; write it on the lines below %%agent "
                              "(or after %agent on one line). %agent help lists the subcommands.")
         text = interpolate(prompt, self.shell.user_ns if self.shell is not None else {})
+        self.agent.gate()  # a mistake that blocks runs is the reason, before whatever it broke
         if parse_slash(text) is None:  # a command names its own agent and model, and /help needs none
             self.check_start(parsed)
         return {"text": text, "agent": parsed.agent, "model": parsed.model,
@@ -258,8 +274,7 @@ class AgentMagics(Magics):
             return
         parsed_options = parse_options(options)
         await self.agent.aworkspace()  # built on a worker thread: wait for it without blocking the kernel
-        self.notices()
-        self.watch.refuse_prompt()
+        self.notices(runs=True)
         if parsed_options.plan is not None:
             await plans.run_step(self.agent, parsed_options.plan, parsed_options.step, prompt,
                                  model=parsed_options.model)
@@ -267,14 +282,13 @@ class AgentMagics(Magics):
         request = self.request(options, prompt)
         floor = ids.ascending("message")
         try:
-            await self.agent.prompt(**request)
+            detached = await self.agent.prompt(**request)
         except BaseException:
             self.forget_if_empty()
             raise
-        if not request["background"] and (not self.agent.detached or self.agent.presence.mode == "headless"):
-            from ..plans.approved import run_approved
+        from ..plans.approved import after_prompt
 
-            await run_approved(self.agent, floor)  # the cell awaited the run: a plan it approved runs now
+        await after_prompt(self.agent, floor, detached)  # a plan it approved to run now runs: here, or as cells
 
     def forget_if_empty(self) -> None:
         """After a failed or stopped prompt, or on leaving a session: if the notebook's session was never

@@ -62,9 +62,16 @@ def check(ws: Workspace, *, agent: str | None, model: str | None, setting: str |
 
     Raises:
         NotFoundError: an unknown agent.
-        ConfigError: a malformed model id or an unknown or incomplete provider.
+        ConfigError: a model id the files misspell (`model:`, `small_model:`, an agent's; each at its file and line,
+            whichever the prompt would use), a malformed model id or an unknown or incomplete provider.
         ProviderError: no API key for the model's provider (the message names the other ways in).
     """
+    from ...errors import ConfigError
+    from ...provider.configured import model_id_problems
+
+    misspelt = model_id_problems(ws.loaded, ws.providers, listed_by="%agent models")
+    if misspelt:
+        raise ConfigError.combine(misspelt)
     choice = model_in_use(ws, option=model, setting=setting, agent=agent_for(ws, agent, session_id))
     ws.providers.resolve(choice.model)
     return choice

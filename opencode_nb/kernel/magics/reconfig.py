@@ -7,7 +7,9 @@ every problem in it, then in one line (`banner`: file, line, what is in force) i
 the files change again, and reads them again at the next cell after they do. A mistake in something that
 restricts (`ConfigError.restricting`: a misspelt `permission:`, `deny` or tool name, an agent refused for a key
 that looks like a restriction) has no fallback: the configuration read before would allow what the file meant
-to take away, so prompts are refused (`refuse_prompt`) until it is fixed; subcommands still run.
+to take away, so agent runs are refused (`refuse_prompt`) until it is fixed; subcommands still run. It is the
+notebook agent's one gate (`NotebookAgent.gate`), which every run passes whatever started it: a prompt cell, a
+one-line prompt, a slash command, a plan's step cell, `%agent plan run`, the steps an approval runs.
 Nothing is read again while an agent runs: its tools and rules stay what they were when it started.
 
 A change that agents may have made and that loosens what they may do is held by the workspace
@@ -65,8 +67,11 @@ class ConfigWatch:
         """As of the latest `refresh`: the files changed and were found wrong, so the workspace in use is the
         one read before them."""
 
-    def refresh(self) -> list[str]:
+    def refresh(self, *, runs: bool = False) -> list[str]:
         """Read the configuration again if its files changed; the lines the person should read now.
+
+        `runs`: the cell is about to start an agent run, so a mistake that blocks runs is left to the refusal
+        (`refuse_prompt`) to say, once, rather than said here and again by it.
 
         Raises:
             ConfigError: the configuration cannot be read and there is no previous one to keep (the first
@@ -94,7 +99,17 @@ class ConfigWatch:
             notes.append(banner(self._broken))
         self.kept = stamp == self._refused
         refused = [] if self.kept else [refused_banner(ws.loaded.refused)] if ws.loaded.refused else []
-        return notes + refused + self.warnings(ws)
+        warnings = self.warnings(ws)
+        if runs and self.blocks_runs():
+            said = tuple(ws.loaded.refused.values())  # the refusal names them
+            notes, refused = [], []
+            warnings = [line for line in warnings if not any(problem in line for problem in said)]
+        return notes + refused + warnings
+
+    def blocks_runs(self) -> bool:
+        """Whether `refuse_prompt` refuses now (as of the latest `refresh`)."""
+        restricting = self.kept and self._broken is not None and self._broken.restricting
+        return restricting or bool(not self.kept and self.agent.workspace().loaded.refused)
 
     def refuse_prompt(self) -> None:
         """Stop a prompt while a mistake in a restriction stands (a misspelt `permission:`, `deny` or tool name).

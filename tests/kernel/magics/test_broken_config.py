@@ -47,6 +47,7 @@ def test_a_misspelt_restriction_blocks_prompts_but_not_the_subcommands_that_help
             assert reply["content"]["status"] == "error", broken
             said = reply["content"]["evalue"] + fe.text(msg)
             assert "opencode.yaml:" in said and "blocked" in said, said
+            assert fe.text(msg).count("did you mean") == 1, f"the mistake is said once, by the refusal: {said}"
         help_cell = fe.execute("%agent config")
         assert fe.done(help_cell)["content"]["status"] == "ok"
         assert "blocked" in fe.text(help_cell)
