@@ -84,6 +84,9 @@ class NotebookAgent:
         """Whether this kernel said which notebook defaults are in force (`defaults_notice`): once per kernel."""
         self._unwire: Callable[[], None] | None = None
         """Undoes the terminal's printing and asking (terminal IPython only)."""
+        self.gate: Callable[[], None] = lambda: None
+        """Raises while no agent run may start (`reconfig.ConfigWatch.refuse_prompt`, set by the magics: a mistake
+        in a restriction stands). Every run passes it, whatever started it: `prompt` asks it first."""
         self.person_tools = PersonTools(shell, settled=self.imports_settled)
         """The person's functions offered as tools (`@tool`, `%agent tool add`), given to each workspace built."""
         settings.observe(lambda change: self.reset_workspace(), "directory")
@@ -181,6 +184,10 @@ class NotebookAgent:
         ws.notebook = NotebookCells(shell=self.shell, frontend=self.frontend, mode=lambda: self.presence.mode,
                                     activity=self.activity, journal=self.journal, runner=bridge.live,
                                     root_of=ws.sessions.root_of)
+        from .notebook.records import TurnRecords, bound_by
+
+        self.journal.keep_in(TurnRecords(ws.store_path, str(ws.root), lambda: self.notebook_path,
+                                         names_of=bound_by(bridge.live)))
         if self.presence.mode == "terminal":
             from .magics.terminal import wire
 
@@ -291,8 +298,11 @@ class NotebookAgent:
                      parts: Sequence[Part] = (), cell_id: str | None = None,
                      show: Callable[[list[dict[str, Any]]], None] | None = None) -> Any:
         """Run a prompt from the executing cell; with `cell_id` and `show`, on behalf of that other cell, which
-        `show` fills with the run's outputs (through the extension) while the executing cell awaits the run."""
+        `show` fills with the run's outputs (through the extension) while the executing cell awaits the run.
+
+        Returns None once an awaited run has ended; the run itself, at once, when the cell does not await it."""
         ws = await self.aworkspace()
+        self.gate()
         session_id = self.choose_session(ws, session=session, new=new)
         # Headless runners shut the kernel down after the last cell: never detach there.
         attached = not ((background or self.detached) and self.presence.mode != "headless")
@@ -308,7 +318,7 @@ class NotebookAgent:
         self.runs.append(run)
         run.task.add_done_callback(lambda _: self._forget(run))
         if not attached:
-            return None
+            return run
         try:
             error = await asyncio.shield(run.task)
         except asyncio.CancelledError:

@@ -74,8 +74,8 @@ async def local_streams(entry: ServerEntry, *, sandbox: ShellSandbox, cwd: Path,
         OSError: the program could not be started.
     """
     command = list(entry.config.command or [])
-    launch = await sandbox.launch(f"mcp:{entry.name}", tell=False, server=entry.name)
-    env = {**tool_env(), **entry.config.environment}
+    env = server_env(entry)
+    launch = await confined_start(entry, sandbox, env, read_rules)
     log = log_path(data_dir, entry.name)
     log.parent.mkdir(parents=True, exist_ok=True)
     async with contextlib.AsyncExitStack() as stack:
@@ -86,11 +86,7 @@ async def local_streams(entry: ServerEntry, *, sandbox: ShellSandbox, cwd: Path,
         filter_file: Path | None = None
         socket: Path | None = None
         if confined is not None:
-            shown = shown_for(read_rules())
-            if shown is not None:
-                confined = replace(confined, shown=shown)
-            own = entry.config.environment  # a variable the entry sets itself is the person's word
-            confined = confined.reaching(caches.nothing_reachable, env, own)
+            own = entry.config.environment
             line = " ".join(command)
             rules = hosts.for_command(line, network_rules())
             if hosts.opens(rules) and confined.backend.kind == "bwrap" and arch() is not None:
@@ -124,6 +120,32 @@ async def local_streams(entry: ServerEntry, *, sandbox: ShellSandbox, cwd: Path,
         streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
         await stack.enter_async_context(process.watching())
         yield streams
+
+
+def server_env(entry: ServerEntry) -> dict[str, str]:
+    """The environment a local server's process is given: the kernel's without secrets (`tool_env`) plus the
+    entry's own `environment`."""
+    return {**tool_env(), **entry.config.environment}
+
+
+async def confined_start(entry: ServerEntry, sandbox: ShellSandbox, env: dict[str, str],
+                         read_rules: Callable[[], list[Rule]] = list) -> Launch:
+    """How the server's process is confined before any network is opened for it: what it sees of the files
+    (the `external_directory` rules' folders) and its caches' variables. What the start runs in, and what
+    looking for its program runs in (`program.py`), so both see the same files and the same PATH.
+
+    Raises:
+        ToolError: `sandbox: required` and there is no sandbox here.
+    """
+    launch = await sandbox.launch(f"mcp:{entry.name}", tell=False, server=entry.name)
+    confined = launch.confinement
+    if confined is None:
+        return launch
+    shown = shown_for(read_rules())
+    if shown is not None:
+        confined = replace(confined, shown=shown)
+    own = entry.config.environment  # a variable the entry sets itself is the person's word
+    return replace(launch, confinement=confined.reaching(caches.nothing_reachable, env, own))
 
 
 def _filter_file() -> Path:

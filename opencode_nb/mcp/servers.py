@@ -34,14 +34,13 @@ from ..permission.service import PermissionService
 from ..sandbox.policy import Launch, ShellSandbox
 from ..sandbox.treatment import SandboxedProcess
 from ..tool.registry import ToolRegistry
-from ..tool.shell.process import tool_env
 from . import failure
 from .approval import Approvals
 from .client import ServerClient, Stage, Status
 from .code import ServerCode
 from .entries import ServerEntry, server_entries
-from .launch import local_streams, log_path
-from .program import missing_program
+from .launch import confined_start, local_streams, log_path, server_env
+from .program import missing_program_confined
 from .remote import remote_openers
 from .runners import start_timeout_s
 from .tool import McpTool, could_collide, distinct_name, renamed_note, tool_name
@@ -117,7 +116,7 @@ class McpServers:
             if not entry.config.enabled or entry.name in self.refused:
                 continue
             client = self.clients.get(entry.name)
-            if (client is None or client.status in ("idle", "failed")) and self._program_missing(entry):
+            if (client is None or client.status in ("idle", "failed")) and await self._program_missing(entry):
                 tried.append(entry.name)
                 continue
             if entry.project and (client is None or client.status in ("idle", "failed")):  # about to start
@@ -140,9 +139,15 @@ class McpServers:
     def _folder(self, entry: ServerEntry) -> Path:
         return entry.folder or self.loaded.root
 
-    def _program_missing(self, entry: ServerEntry) -> bool:
-        """Look for a local server's program again (it may have been installed meanwhile); record why not."""
-        why = missing_program(entry, self._folder(entry), {**tool_env(), **entry.config.environment})
+    async def _program_missing(self, entry: ServerEntry) -> bool:
+        """Look for a local server's program again (it may have been installed meanwhile), as its process would
+        find it: in its sandbox, with its environment; record why not."""
+        env = server_env(entry)
+        confined = None
+        if entry.config.type == "local":
+            with contextlib.suppress(ToolError):  # no sandbox where one is required: the start says so
+                confined = (await confined_start(entry, self.sandbox, env, self.read_rules)).confinement
+        why = await missing_program_confined(entry, self._folder(entry), env, confined)
         if why is None:
             self.missing.pop(entry.name, None)
             return False

@@ -29,7 +29,7 @@ PRELUDE = """\
                          again to re-run it)
 
 A plan approved from a prompt cell runs its steps right away, in order, each in its own cell, before the
-cells below (Run All goes on after them); with --bg its steps wait as cells.
+cells below (Run All goes on after them); with --bg the notebook runs the step cells once the prompt ends.
 
 In a prompt: /command args runs a slash command, @agent hands the prompt to a subagent, @path attaches a
 file, {var} inserts a notebook variable ({{ and }} for literal braces)."""

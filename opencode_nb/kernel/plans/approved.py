@@ -9,12 +9,19 @@ another, each shown in its own cell (`shown.py`), their progress one block in th
 then the cell ends and Run All goes on with the cells after it. A step that does not finish fails this
 cell, so Run All stops there, and says where to resume.
 
-Only a prompt its cell awaits runs the steps: a `--bg` prompt (or a detached one) has no cell holding the
-notebook's place, so its steps wait as cells for the person.
+A prompt its cell does not await (`--bg`, or a detached kernel) holds no place in the notebook: its cell has
+ended and the kernel may run other cells meanwhile. So once its run has ended well, the notebook itself runs
+the step cells (`run_cells`, through the extension), one after another as Shift+Enter would, stopping at the
+first that fails: each step runs in its own cell, as the button says, with that cell's count and outputs,
+and a failure says where to resume in the failing cell. They queue behind any cell the person started
+meanwhile. (The kernel cannot run them itself here as it does for an awaited prompt: its output would go to
+a cell that has ended, which the page no longer shows.)
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import TYPE_CHECKING
 
 from ...session.models import ToolCompleted, ToolPart
@@ -25,7 +32,13 @@ from .store import StepCell, find_plan, notebook_of, step_cells
 
 if TYPE_CHECKING:
     from ...workspace import Workspace
+    from ..prompt_run import PromptRun
     from .host import PlanHost
+
+log = logging.getLogger(__name__)
+
+_following: set[asyncio.Future[list[str]]] = set()
+"""The step runs waiting for a detached prompt to end: kept until they have started the cells."""
 
 
 def approved_plan(ws: Workspace, session_id: str, floor: str) -> str | None:
@@ -41,6 +54,57 @@ def approved_plan(ws: Workspace, session_id: str, floor: str) -> str | None:
                 if meta.get("plan") and meta.get("cells") and meta.get("run") == "now":
                     found = str(meta["plan"])
     return found
+
+
+async def after_prompt(agent: PlanHost, floor: str, detached: PromptRun | None) -> None:
+    """Run the steps of a plan the prompt approved with "Run the steps now": here, when the cell awaited the
+    prompt (`detached` None); else as their own cells once the detached run has ended.
+
+    Raises:
+        UsageError: a step run here did not finish (the message says where to resume).
+        AgentStopped: a step run here was stopped.
+    """
+    if detached is None:
+        await run_approved(agent, floor)
+        return
+    task = detached.task
+    if task is None:
+        return
+    session_id = detached.session_id
+
+    def ended(_: object) -> None:
+        follow = asyncio.ensure_future(run_as_cells(agent, session_id, floor))
+        _following.add(follow)
+        follow.add_done_callback(_following.discard)
+
+    task.add_done_callback(ended)
+
+
+async def run_as_cells(agent: PlanHost, session_id: str, floor: str) -> list[str]:
+    """Have the notebook run the unticked step cells of the plan a detached run after `floor` approved to run
+    now, if it did and ended well (a stopped or failed run leaves them, as a failed cell does); the ids of the
+    cells asked to run."""
+    from ..notebook.cells import NotebookCells
+    from .steps import judge
+
+    ws = await agent.aworkspace()
+    plan_id = approved_plan(ws, session_id, floor)
+    if plan_id is None or judge(ws.sessions.messages(session_id), floor)[0] != "done":
+        return []
+    plan = find_plan(ws, plan_id)
+    notebook = ws.notebook
+    try:
+        cells = await cells_of_plan(ws, plan_id)
+        todo = [cells[s.number].id for s in plan.doc.steps if not s.done and s.number in cells]
+        if todo:
+            if not isinstance(notebook, NotebookCells):
+                raise NotebookRefused("this notebook cannot run cells")
+            notebook.schedule_run(todo)
+    except NotebookRefused as exc:
+        log.warning("the approved steps of plan %s did not start (%s); %%agent plan run %s runs them",
+                    plan_id, exc, plan_id)
+        return []
+    return todo
 
 
 async def run_approved(agent: PlanHost, floor: str) -> None:

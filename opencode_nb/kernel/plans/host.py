@@ -23,6 +23,9 @@ class PlanHost(Protocol):
     """The notebook's current session: the plan a prompt just approved is found in it."""
     presence: Presence
     frontend: Frontend
+    gate: Callable[[], None]
+    """Raises while no agent run may start (a mistake in a restriction stands): steps ask it before they
+    record or show anything, so a refused run of steps says only why, as a refused prompt does."""
 
     @property
     def detached(self) -> bool:

@@ -95,8 +95,8 @@ async def run_step(agent: PlanHost, plan_id: str, number: int, body: str, *, mod
     is marked in `progress`, the block of the whole run, instead of lines of its own.
 
     Raises:
-        UsageError: the step is not one of the plan's, or the step did not finish (the message says where to
-            resume).
+        UsageError: no run may start now (`PlanHost.gate`), the step is not one of the plan's, or the step did
+            not finish (the message says where to resume).
         AgentStopped: the step was stopped (■, Stop, `%agent stop`); it is recorded as stopped.
     """
     from IPython.display import display
@@ -105,6 +105,7 @@ async def run_step(agent: PlanHost, plan_id: str, number: int, body: str, *, mod
     from ..stopped import AgentStopped
 
     ws = await agent.aworkspace()
+    agent.gate()
     found = await _runnable(agent, ws, plan_id, number, body, ran_by)
     if found is None:
         return
@@ -418,9 +419,11 @@ async def run_in_order(agent: PlanHost, plan: Plan, cells: list[StepCell], *, ra
     have got is one block under `lead`, updated in place (`progress.py`).
 
     Raises:
-        UsageError: a step did not finish; the message names it and where to resume.
+        UsageError: no run may start now (`PlanHost.gate`: nothing is shown or recorded), or a step did not
+            finish; the message names it and where to resume.
         AgentStopped: a step was stopped.
     """
+    agent.gate()
     progress = StepsProgress(plan, [cell.step for cell in cells], lead,
                              instructions={cell.step: cell.body.strip() for cell in cells},
                              shown_in_cells=shown_in(agent, cells[0], "", ran_by) is not None if cells else False)

@@ -10,6 +10,8 @@ import time
 import pytest
 
 from tests.kernel.frontend import FakeExtension, FakeFrontend
+from tests.kernel.plans.scripted_plan import MODEL
+from tests.kernel.plans.test_approved import output_text
 from tests.kernel.plans.test_steps import SETUP, kernel_value
 
 pytestmark = pytest.mark.timeout(150)
@@ -17,49 +19,6 @@ pytestmark = pytest.mark.timeout(150)
 RUN_NOW = "Run the steps now"
 SAVE_AS_CELLS = "Save them as cells to run one by one"
 KEEP_PLANNING = "Keep planning"
-
-MODEL = '''
-import re
-from opencode_nb.provider.builtin.history import last_turn
-from opencode_nb.provider.request import TextBlock
-
-PLAN = """# Write and count a greeting
-
-Goal: a file with a greeting, and its word count.
-
-1. Write `hello.txt` containing the words hello plan cells.
-2. Count the words in `hello.txt`.
-3. Say goodbye.
-"""
-COMMANDS = {"1": "printf 'hello plan cells' > hello.txt", "2": "wc -w < hello.txt", "3": "echo bye"}
-STEP_REQUESTS = []
-"""The step of each step run."""
-PLANNER_READ = []
-"""What plan_exit told the plan agent, each time it did not end planning."""
-BUILD_TOLD = []
-"""The build agent's newest user texts, each time it answered outside a step."""
-
-
-def respond(request):
-    texts, done = last_turn(request)
-    if "You are the plan agent" in "\\n".join(request.system):
-        if not done:
-            every = "\\n".join(b.text for m in request.messages for b in m.content if isinstance(b, TextBlock))
-            path = re.search(r"(\\.opencode/plans/[\\w.-]+\\.md)", every).group(1)
-            return {"tool_calls": [{"name": "write", "input": {"path": path, "content": PLAN}}]}
-        if done[-1].name == "plan_exit":
-            PLANNER_READ.append(done[-1].output)
-            return {"text": "I will revise the plan as you said."}
-        return {"text": "The plan is ready.", "tool_calls": [{"name": "plan_exit", "input": {}}]}
-    step = next((m.group(1) for t in texts if (m := re.search(r"This is step (\\d+) of", t))), None)
-    if step is None:
-        BUILD_TOLD.append("\\n".join(texts))
-        return {"text": "The steps are ready."}
-    if not done:
-        STEP_REQUESTS.append(step)
-        return {"tool_calls": [{"name": "bash", "input": {"command": COMMANDS[step], "description": "step " + step}}]}
-    return {"text": f"Step {step} is done: {done[-1].output.strip()}"}
-'''
 
 APPROVING = "%%agent --agent plan\nPlan how to write and count a greeting."
 BELOW = "print('below')"
@@ -114,7 +73,7 @@ def test_run_the_steps_now_runs_every_step_in_this_run_before_the_cells_below(ke
     answer(fe, RUN_NOW)
     assert fe.done(approving, 90)["content"]["status"] == "ok", fe.text(approving)
     assert fe.done(below)["content"]["status"] == "ok"
-    assert kernel_value(fe, "plan_model.STEP_REQUESTS") == ["1", "2", "3"]
+    assert [r[0] for r in kernel_value(fe, "plan_model.STEP_REQUESTS")] == ["1", "2", "3"]
     cells = step_cells(ext)
     assert len(cells) == 3 and all(ext.cell(i).outputs for i in cells), "each step shows in a cell of its own"
     assert "below" in fe.text(below)
@@ -136,7 +95,8 @@ def test_save_them_as_cells_inserts_the_steps_and_runs_none_of_them(kernel):
 
     first = fe.execute_cell(cells[0], 60)
     assert first["status"] == "ok"
-    assert kernel_value(fe, "plan_model.STEP_REQUESTS") == ["1"], "running a step's cell runs that step only"
+    ran = [r[0] for r in kernel_value(fe, "plan_model.STEP_REQUESTS")]
+    assert ran == ["1"], "running a step's cell runs that step only"
 
 
 def test_keep_planning_inserts_nothing_and_the_plan_agent_goes_on_with_the_persons_words(kernel):
@@ -184,3 +144,34 @@ def test_the_progress_of_running_steps_is_one_block_updated_in_place(kernel):
     loose = [m for m in fe.final_outputs(approving) if m is not blocks[0]
              and any(w in m["content"].get("data", {}).get("text/plain", "") for w in ("▶ Step", "✓ Step", "ticked"))]
     assert loose == [], "no loose progress lines beside the block"
+
+
+# ---------------------------------------------------------------------------------------------- in the background
+
+
+def test_run_the_steps_now_from_a_background_prompt_runs_each_step_in_its_own_cell_once_the_prompt_ends(
+        kernel, tmp_path):
+    ext = FakeExtension([SETUP, APPROVING.replace("--agent plan", "--agent plan --bg"), BELOW])
+    fe = kernel([], files={"plan_model.py": MODEL}, extension=ext, permission={"*": "allow"})
+    fe.wait_for(lambda: fe.extension_comms, what="the kernel's comm")
+    assert fe.execute_cell("c0")["status"] == "ok"
+    approving = fe.execute_cell_async("c1")
+    assert fe.done(approving)["content"]["status"] == "ok", "a --bg prompt's cell ends at once"
+    answer(fe, RUN_NOW)
+
+    def ticked() -> bool:
+        cells = step_cells(ext)
+        return len(cells) == 3 and all("ticked in" in output_text(ext.cell(i).outputs) for i in cells)
+
+    fe.wait_for(ticked, 120, "every step ticked in its own cell")
+    cells = step_cells(ext)
+    counts = [ext.cell(i).execution_count for i in cells]
+    assert None not in counts and counts == sorted(set(counts)), "each step ran as its own cell, in order"
+    assert [r[0] for r in kernel_value(fe, "plan_model.STEP_REQUESTS")] == ["1", "2", "3"]
+    project = tmp_path / "project"
+    assert (project / "hello.txt").read_text() == "hello plan cells", "the first step's change is made"
+    [plan] = (project / ".opencode" / "plans").glob("*.md")
+    assert all("[x]" in line for line in plan.read_text().splitlines()[4:7]), "every step is ticked in the plan"
+    with ext.lock:
+        asked = [r["cell_ids"] for r in ext.requests if r["action"] == "run_cells"]
+    assert asked == [cells], "the notebook ran the step cells, as Shift+Enter on each would"

@@ -106,15 +106,17 @@ def test_a_failing_step_stops_the_rest_and_fails_the_approving_cell_with_where_t
     assert all("[x]" in line for line in plan_lines(nb, plan_id))
 
 
-def test_a_background_prompt_leaves_the_approved_steps_as_cells(kernel, tmp_path):
+def test_a_headless_background_prompt_awaits_its_run_and_runs_the_approved_steps_in_its_cell(kernel, tmp_path):
     fe, nb = start_headless(kernel, tmp_path)
     bg = APPROVING.replace("--agent plan", "--agent plan --bg")
     data = json.loads(nb.read_text())
     data["cells"][0]["source"] = bg
     nb.write_text(json.dumps(data))
-    assert fe.run(bg, 60)["content"]["status"] == "ok"
-    assert kernel_value(fe, "plan_model.STEP_REQUESTS") == []
-    assert not any("[x]" in line for line in plan_lines(nb, plan_id_of(nb)))
+    msg = fe.execute(bg)
+    assert fe.done(msg, 90)["content"]["status"] == "ok", fe.text(msg)
+    assert [r[0] for r in kernel_value(fe, "plan_model.STEP_REQUESTS")] == ["1", "2", "3"]
+    assert all("[x]" in line for line in plan_lines(nb, plan_id_of(nb)))
+    assert "The plan is approved: its 3 steps run now, here" in fe.text(msg)
 
 
 # ---------------------------------------------------------------------------------------------- with the extension

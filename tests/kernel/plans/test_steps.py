@@ -18,50 +18,15 @@ from opencode_nb.kernel.magics.subcommands import parse_plan_line, split_line
 from opencode_nb.kernel.plans import steps as plans
 from opencode_nb.session.models import AssistantMessage, MessageWithParts, ToolErrored, ToolPart, UserMessage
 from tests.kernel.frontend import FakeExtension
+from tests.kernel.plans.scripted_plan import MODEL
 
 pytestmark = pytest.mark.timeout(120)
 
 PLAN_CELL = "%%agent --agent plan --bg\nPlan how to write and count a greeting."
-"""`--bg`: the steps wait as cells, to be run one by one here (headless, the cell still awaits the run)."""
-
-MODEL = '''
-import re
-from opencode_nb.provider.builtin.history import last_turn
-from opencode_nb.provider.request import TextBlock
-
-PLAN = """# Write and count a greeting
-
-Goal: a file with a greeting, and its word count.
-
-1. Write `hello.txt` containing the words hello plan cells.
-2. Count the words in `hello.txt`.
-3. Say goodbye.
-"""
-COMMANDS = {"1": "printf 'hello plan cells' > hello.txt", "2": "wc -w < hello.txt", "3": "echo bye"}
-STEP_REQUESTS = []
-"""(step, the model-facing text of its prompt), for each step run."""
-FAIL = set()
-"""Steps whose request fails at the provider."""
-
-
-def respond(request):
-    texts, done = last_turn(request)
-    if "You are the plan agent" in "\\n".join(request.system):
-        if not done:
-            every = "\\n".join(b.text for m in request.messages for b in m.content if isinstance(b, TextBlock))
-            path = re.search(r"(\\.opencode/plans/[\\w.-]+\\.md)", every).group(1)
-            return {"tool_calls": [{"name": "write", "input": {"path": path, "content": PLAN}}]}
-        return {"text": "The plan is ready.", "tool_calls": [{"name": "plan_exit", "input": {}}]}
-    step = next((m.group(1) for t in texts if (m := re.search(r"This is step (\\d+) of", t))), None)
-    if step is None:
-        return {"text": "The steps are ready to run."}
-    if not done:
-        STEP_REQUESTS.append((step, texts[-1]))
-        if int(step) in FAIL:
-            return {"error": {"message": "the model is overloaded", "status": 400}}
-        return {"tool_calls": [{"name": "bash", "input": {"command": COMMANDS[step], "description": "step " + step}}]}
-    return {"text": f"Step {step} is done: {done[-1].output.strip()}"}
-'''
+"""Headless, the cell awaits even a `--bg` prompt; the plan question is answered "Save them as cells to run one by
+one" (`SAVE_AS_CELLS`), so the steps wait as cells, to be run one by one here."""
+SAVE_AS_CELLS = ("from opencode_nb.kernel import current\n"
+                 "current().workspace().questions.policy = lambda request: [['Save them as cells to run one by one']]")
 
 SETUP = """from opencode_nb.kernel import current
 from opencode_nb.provider.scripted import Scripted
@@ -97,6 +62,7 @@ def planned(kernel, tmp_path):
     fe = kernel([], render_views=False, files={"plan_model.py": MODEL},
                 env={"OPENCODE_NB_HEADLESS": "1", "OPENCODE_NB_NOTEBOOK": str(nb)})
     assert fe.run(SETUP)["content"]["status"] == "ok"
+    assert fe.run(SAVE_AS_CELLS)["content"]["status"] == "ok"
     msg = fe.execute(PLAN_CELL)
     assert fe.done(msg, 60)["content"]["status"] == "ok", fe.text(msg)
     first = next(source(c) for c in cells_of(nb) if source(c).startswith("%%agent --plan"))
