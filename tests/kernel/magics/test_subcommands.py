@@ -33,7 +33,7 @@ def bare_magics(display: list[Any]) -> AgentMagics:
     """The magic's own reading of a line, without a kernel: notices cost nothing, output is collected."""
     magics = AgentMagics.__new__(AgentMagics)
     magics.display = display.append
-    magics.notices = lambda: None  # type: ignore[method-assign]  # no configuration to watch here
+    magics.notices = lambda **_: None  # type: ignore[method-assign]  # no configuration to watch here
     return magics
 
 
