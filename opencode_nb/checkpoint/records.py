@@ -51,11 +51,15 @@ class TurnRecord:
     """1-based position of the turn in the session."""
     prompt: str
     files: list[FileChange]
-    """What the turn changed in files: the tree before its first change against the tree after its last."""
+    """What the turn's tools changed in files (`authors.py`): the tree before its first change against the tree
+    after its last, less what the person saved meanwhile."""
     skipped: list[str]
     """Files not recorded because they are over the size cap, relative paths."""
     undone: bool
     created: float
+    theirs: list[str] = field(default_factory=list)
+    """Files that changed while the turn ran but not by its tools: the person's saves (the open notebook
+    autosaved, a file saved while the model thought), relative paths. Never the turn's to list or take back."""
 
 
 @dataclass

@@ -5,9 +5,11 @@ the few that only read or talk): the first of a turn records the tree "before", 
 tree after it (one step, kept for per-step diffs) and moves the turn's "after" forward. Every later
 `before_tool` of the turn records the tree again when no call of the session is running: what changed since
 the last step was changed between the agent's steps, by someone else (the person saving a file while the
-model thinks), and is kept as a step of its own (`BETWEEN_STEPS`) that undo never takes back unasked. Snapshots run in a
-worker thread, so a kernel's event loop never waits on git; a failure never fails the tool — checkpoints
-turn off with a notice in `why_not` and the log.
+model thinks), and is kept as a step of its own (`BETWEEN_STEPS`) that undo never takes back unasked. What a
+turn changed, as listings, diffs and undo summaries name it, is what its tools wrote (`authors.py`): not
+those saves, nor the session's own notebook saved by JupyterLab meanwhile. Snapshots run in a worker
+thread, so a kernel's event loop never waits on git; a failure never fails the tool — checkpoints turn off
+with a notice in `why_not` and the log.
 
 Retention: `checkpoints.keep_turns` turns of the project keep their trees; past that (plus a tenth, so the
 pruning runs once in a while rather than after every turn) the oldest turns' trees are dropped and git
@@ -30,13 +32,16 @@ from typing import Any
 from .. import secrets
 from ..config.paths import global_config_dir
 from ..config.schema import CheckpointsConfig
+from ..errors import NotFoundError, OpencodeNbError
 from ..session.service import SessionService
 from ..session.store.checkpoints import TurnRow
 from ..session.store.database import SessionStore
 from .aside import WRITERS, Aside
+from .authors import BETWEEN_STEPS, agents_paths, own_notebook
+from .nbdiff import is_notebook, notebook_diff
 from .records import FileChange, TurnRecord
 from .store import EMPTY_TREE, Snapshot, SnapshotError, SnapshotStore
-from .text import redact_patch
+from .text import patch_sections, redact_patch
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +51,6 @@ READ_ONLY_TOOLS = frozenset({
 })
 """Tools that change no file of the project: no checkpoint around them. Every other tool (a person's own,
 an MCP server's) may write files, so it gets one."""
-
-BETWEEN_STEPS = "(between steps)"
-"""The step name of what changed between two tool calls of a turn, not during one."""
 
 CHANGES_KEPT = 512
 """How many answers of `_changed` are kept (a few hundred turns' worth)."""
@@ -87,6 +89,8 @@ class Checkpoints:
         self._changes: dict[tuple[str, str], list[FileChange]] = {}
         """What changed between two trees: trees are named by their content, so an answer never goes stale, and
         listing a session's turns after each run costs one git call for the new turn only."""
+        self._authored: dict[tuple[str, str, str], set[str]] = {}
+        """The paths each turn's tools wrote, by turn, last tree and notebook: a step never changes once kept."""
         if self._off is not None and self.settings.enabled:
             log.warning("%s", self._off)
 
@@ -244,21 +248,26 @@ class Checkpoints:
     # ------------------------------------------------------------------------------------------ reading
 
     def turns(self, session_id: str) -> list[TurnRecord]:
-        """The session's turns, oldest first, each with the files it changed (taken-back turns too)."""
+        """The session's turns, oldest first, each with the files its tools changed (taken-back turns too) and
+        those the person saved while it ran (`theirs`)."""
         self.sessions.flush()
         rows = {r.message_id: r for r in self.store.checkpoint_turns(session_id)}
+        notebook = self._notebook_of(session_id)
         out = []
         for index, head in enumerate(self.store.turn_heads(session_id), start=1):
             row = rows.get(head.message_id)
-            files, skipped = [], []
+            files, theirs, skipped = [], [], []
             if row is not None and row.before_tree and row.after_tree:
                 skipped = list(row.skipped)
                 try:
-                    files = [f for f in self._changed(row.before_tree, row.after_tree) if f.path not in skipped]
+                    every = [f for f in self._changed(row.before_tree, row.after_tree) if f.path not in skipped]
+                    agents = self._agents(row, [f.path for f in every], notebook)
+                    files = [f for f in every if f.path in agents]
+                    theirs = [f.path for f in every if f.path not in agents]
                 except SnapshotError as exc:
                     log.warning("cannot read the checkpoints of turn %d: %s", index, exc)
             out.append(TurnRecord(session_id, head.message_id, index, secrets.redact(head.text), files, skipped,
-                                  row is not None and row.undone is not None, head.created_at))
+                                  row is not None and row.undone is not None, head.created_at, theirs))
         return out
 
     def _changed(self, before: str, after: str) -> list[FileChange]:
@@ -269,9 +278,27 @@ class Checkpoints:
             self._changes[key] = self.snapshots.changes(before, after)
         return self._changes[key]
 
+    def _agents(self, row: TurnRow, changed: list[str], notebook: str) -> set[str]:
+        """The paths of `changed` the turn's tools wrote (`authors.py`), read once per turn and last tree."""
+        key = (row.message_id, row.after_tree or "", notebook)
+        if key not in self._authored:
+            if len(self._authored) >= CHANGES_KEPT:
+                self._authored.pop(next(iter(self._authored)))
+            own = own_notebook(self.root, notebook, changed)
+            self._authored[key] = agents_paths(changed, self.store.step_trees(row.message_id), row.before_tree or "",
+                                               lambda a, b: [f.path for f in self._changed(a, b)], own)
+        return self._authored[key]
+
+    def _notebook_of(self, session_id: str) -> str:
+        try:
+            return self.sessions.get(session_id).notebook or ""
+        except (NotFoundError, OpencodeNbError):
+            return ""
+
     def diff(self, session_id: str, n: int | None = None) -> str:
-        """The unified diff of turn `n` (1-based; the latest turn still standing when None), redacted
-        (`text.redact_patch`: known secrets, and every value of a secret file such as `.env`).
+        """What turn `n` (1-based; the latest turn still standing when None) changed in files, redacted
+        (`text.redact_patch`: known secrets, and every value of a secret file such as `.env`): a unified diff
+        per file, a notebook's cell by cell (`nbdiff.py`), only the files its tools wrote.
 
         Raises:
             ValueError: the session has no such turn.
@@ -289,11 +316,11 @@ class Checkpoints:
         row = next((r for r in self.store.checkpoint_turns(session_id) if r.message_id == turn.message_id), None)
         if row is None or not row.before_tree or not row.after_tree:
             return ""
-        return redact_patch(self.snapshots.patch(row.before_tree, row.after_tree))
+        return self._rendered(row.before_tree, row.after_tree, {f.path for f in turn.files})
 
     def steps(self, session_id: str, n: int) -> list[tuple[str, str]]:
-        """Turn `n`'s steps that may have changed files: (tool, redacted unified diff of that step), in order;
-        what changed between two tool calls is a step named `BETWEEN_STEPS`."""
+        """Turn `n`'s steps that may have changed files: (tool, redacted diff of that step, notebooks by cell),
+        in order; what changed between two tool calls is a step named `BETWEEN_STEPS`."""
         turns = self.turns(session_id)
         if not 1 <= n <= len(turns):
             raise ValueError(f"there is no turn {n}: the session has {len(turns)} turn(s)")
@@ -302,8 +329,24 @@ class Checkpoints:
         previous = row.before_tree if row is not None and row.before_tree else EMPTY_TREE
         out = []
         for tool, tree in self.store.step_trees(message_id):
-            out.append((tool, redact_patch(self.snapshots.patch(previous, tree))))
+            out.append((tool, self._rendered(previous, tree, None)))
             previous = tree
+        return out
+
+    def _rendered(self, before: str, after: str, paths: set[str] | None) -> str:
+        """The diff from `before` to `after` of `paths` (None: every file), each notebook as its cells."""
+        notebooks = [f.path for f in self._changed(before, after) if is_notebook(f.path)
+                     and (paths is None or f.path in paths)]
+        kept = [text for path, text in patch_sections(self.snapshots.patch(before, after))
+                if (paths is None or path in paths) and path not in notebooks]
+        out = redact_patch("".join(kept))
+        if notebooks:
+            old = self.snapshots.entries(before, notebooks) if before != EMPTY_TREE else {}
+            new = self.snapshots.entries(after, notebooks)
+            blobs = self.snapshots.blobs([e.blob for e in (*old.values(), *new.values())])
+            for path in notebooks:
+                out += notebook_diff(path, blobs[old[path].blob] if path in old else None,
+                                     blobs[new[path].blob] if path in new else None)
         return out
 
 

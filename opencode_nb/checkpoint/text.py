@@ -20,6 +20,7 @@ from .records import TurnRecord, not_recorded
 
 _PROMPT_WIDTH = 48
 _GIT_HEADER = re.compile(r"^diff --git a/(.*) b/(.*)$")
+_QUOTED_HEADER = re.compile(r'^diff --git (?:"a/(?:[^"\\]|\\.)*"|a/\S*) ("b/(?:[^"\\]|\\.)*")$')
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 _ASSIGNMENT = re.compile(r"^(\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.\-]*\s*[=:]\s*)(.*)$")
 
@@ -75,6 +76,39 @@ def redact_patch(patch: str) -> str:
             new = int(hunk.group(2)) if hunk.group(2) is not None else 1
         out.append(line)
     return secrets.redact("".join(out))
+
+
+def patch_sections(patch: str) -> list[tuple[str, str]]:
+    """A git patch cut into its files: (path, that file's part), in order. The path is read from the `+++`
+    line (the `---` one for a deletion) before the first hunk, else from the `diff --git` line, unquoted as
+    git quotes odd names."""
+    sections: list[list[str]] = []
+    for line in patch.splitlines(keepends=True):
+        if line.startswith("diff --git ") or not sections:
+            sections.append([line])
+        else:
+            sections[-1].append(line)
+    return [(_section_path(lines), "".join(lines)) for lines in sections]
+
+
+def _section_path(lines: list[str]) -> str:
+    old = ""
+    for line in lines[1:]:
+        body = line.rstrip("\n")
+        if body.startswith("@@"):
+            break
+        if body.startswith(("+++ ", "--- ")) and body[4:] != "/dev/null":
+            name = _unquoted(body[4:])
+            if body.startswith("+++ "):
+                return name[2:] if name[:2] in ("a/", "b/") else name
+            old = name[2:] if name[:2] in ("a/", "b/") else name
+    if old:
+        return old
+    header = _GIT_HEADER.match(lines[0].rstrip("\n"))
+    if header is not None:
+        return header.group(2)
+    quoted = _QUOTED_HEADER.match(lines[0].rstrip("\n"))
+    return _unquoted(quoted.group(1))[2:] if quoted is not None else ""
 
 
 def _unquoted(name: str) -> str:

@@ -38,8 +38,9 @@ from .. import fs
 from ..errors import NotFoundError, OpencodeNbError
 from ..sandbox.protected import for_project
 from . import restore
+from .authors import BETWEEN_STEPS, own_notebook
 from .records import Confirm, Conflict, UndoReport
-from .service import BETWEEN_STEPS, Checkpoints
+from .service import Checkpoints
 from .store import EMPTY_TREE, SnapshotError, unified
 
 
@@ -192,7 +193,7 @@ def _plan(cp: Checkpoints, wanted: str, expected: str, skipped: set[str], action
           outside: set[str], turns: list[str]) -> _Plan:
     snaps = cp.snapshots
     changed = [c.path for c in snaps.changes(expected, wanted)]
-    own = _own_notebook(cp.root, notebook, changed)
+    own = own_notebook(cp.root, notebook, changed)
     changed = [p for p in changed if p != own]
     want = snaps.entries(wanted, changed) if wanted != EMPTY_TREE else {}
     left = snaps.entries(expected, changed) if expected != EMPTY_TREE else {}
@@ -373,23 +374,6 @@ def _notebook(cp: Checkpoints, session_id: str) -> str:
         return cp.sessions.get(session_id).notebook.replace("\\", "/")
     except (NotFoundError, OpencodeNbError):
         return ""
-
-
-def _own_notebook(root: Path, notebook: str, paths: list[str]) -> str | None:
-    """The project path of the session's notebook, which is named relative to the Jupyter server's root (the
-    project, a folder above it or one below it): the longest tail of its name that is a project file (or one
-    of `paths`), else the shallowest of `paths` ending in it. One path at most: another notebook of the same
-    name in another folder is a file like any other, and its undo must not be skipped in silence."""
-    name = notebook.strip("/")
-    if not name:
-        return None
-    parts = name.split("/")
-    for start in range(len(parts)):
-        tail = "/".join(parts[start:])
-        if tail in paths or fs.kind(root, tail) == "file":
-            return tail
-    below = sorted((p for p in paths if p.endswith("/" + name)), key=lambda p: (p.count("/"), p))
-    return below[0] if below else None
 
 
 def _now() -> float:

@@ -16,6 +16,7 @@ from ..rewind import files_of
 from . import listing
 
 if TYPE_CHECKING:
+    from ...checkpoint.service import Checkpoints
     from ...workspace import Workspace
     from ..python.live import LiveRunner
 
@@ -48,7 +49,9 @@ def checkpoints(ws: Workspace, journal: Journal, runner: LiveRunner | None, sess
 
 
 def diff(ws: Workspace, session_id: str | None, n: str | None) -> dict[str, str]:
-    """The unified diff of turn `n`'s files (default: the latest turn), highlighted as an edit's card shows it."""
+    """What turn `n` (default: the latest turn) changed in files, highlighted as an edit's card shows it: a
+    unified diff per file, a notebook's cells (`checkpoint/nbdiff.py`); the person's own saves meanwhile are
+    named as theirs, not shown as the turn's."""
     if session_id is None:
         return listing.text("No session yet in this notebook: run a prompt first.")
     service = files_of(ws)
@@ -58,12 +61,25 @@ def diff(ws: Workspace, session_id: str | None, n: str | None) -> dict[str, str]
         return listing.text(f"%agent diff takes a turn number (1, 2, …; %agent checkpoints lists them), not {n!r}.")
     try:
         text = service.diff(session_id, int(n) if n else None)
+        theirs = _theirs(service, session_id, int(n) if n else None)
     except (LookupError, ValueError) as exc:
         return listing.text(f"%agent diff: {exc}; %agent checkpoints lists the turns.")
     which = f"turn {n}" if n else "the latest turn"
+    note = (f"Not the agent's, so not shown (saved while the turn ran): {', '.join(theirs)}" if theirs else "")
     if not text.strip():
-        return listing.text(f"No file changes in {which}.")
-    return {"text/html": f"<div><b>Files changed by {escape(which)}</b>{diff_html(text)}</div>", "text/plain": text}
+        return listing.text(f"No file changes in {which}." + (f"\n{note}" if note else ""))
+    note_html = f"<div>{escape(note)}</div>" if note else ""
+    return {"text/html": f"<div><b>Files changed by {escape(which)}</b>{diff_html(text)}{note_html}</div>",
+            "text/plain": text + (f"{note}\n" if note else "")}
+
+
+def _theirs(service: Checkpoints, session_id: str, n: int | None) -> list[str]:
+    """The files the person saved while turn `n` (None: the latest standing) ran."""
+    turns = service.turns(session_id)
+    if n is None:
+        standing = [t for t in turns if not t.undone]
+        return standing[-1].theirs if standing else []
+    return turns[n - 1].theirs if 1 <= n <= len(turns) else []
 
 
 def _short(prompt: str) -> str:
