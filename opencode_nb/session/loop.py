@@ -23,6 +23,7 @@ from typing import Any
 from ..agent.info import AgentInfo
 from ..errors import OpencodeNbError, ProviderError
 from ..permission.events import ToolRef
+from ..permission.named import with_named_paths
 from ..permission.rules import as_ruleset, disabled, evaluate, merge, wildcard_match
 from ..provider.request import LLMMessage, LLMRequest, TextBlock
 from ..provider.retry import RetryPolicy
@@ -337,8 +338,10 @@ class SessionLoop:
 
         async def ask(permission: str, patterns: list[str], always: list[str] | None = None,
                       metadata: dict[str, Any] | None = None, *, always_ask: bool = False) -> None:
+            here, root = self.deps.directory, self.deps.root  # shown from the notebook, matched from the root
+            shown = with_named_paths(permission, patterns, always or [], metadata or {}, here, root)
             await self.deps.permissions.ask(
-                session_id, agent.name, permission, patterns, always=always or [], metadata=metadata or {},
+                session_id, agent.name, permission, patterns, always=always or [], metadata=shown,
                 ruleset=ruleset, tool=ToolRef(message_id=part.message_id, call_id=part.call_id),
                 always_ask=always_ask,
             )

@@ -7,18 +7,32 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..permission.events import PermissionRequest, Reply
+from ..permission.named import NAMED
 from ..question.events import QuestionRequest
 from .colors import HUES, MUTED
 from .markdown import escape
 from .render import BOX, MONO, PRE, clip, code_html, diff_html, icon_html
 
+_KEEP_LINES = ' style="white-space:pre-wrap"'
+"""A shell line of several lines (a here-document) keeps them in its bullet."""
 REPLY_WORDS: dict[str, str] = {"once": "allowed once", "always": "always allowed", "reject": "rejected"}
 
 
 def shown_patterns(request: PermissionRequest, patterns: Sequence[str] | None = None) -> list[str]:
-    """The patterns of an ask worth a person's reading: not "*" (it says nothing about the call) and not the
-    permission's own name (a function offered as a tool asks for `query` with the pattern `query`)."""
-    return [p for p in (request.patterns if patterns is None else patterns) if p not in ("*", request.permission)]
+    """What an ask is for, in the person's words: each path as named from the folder they work in (the
+    repository-relative pattern the rules match is `play/notes.md`, the person's file is `notes.md`), and a
+    shell line as it was written, once (its patterns also hold the words as they run, `echo b` beside
+    `echo b > b.txt`, for the rules). Without "*" (it says nothing about the call) and the permission's own
+    name (a function offered as a tool asks for `query` with the pattern `query`).
+
+    `patterns`, when given, are what "Always" grants: prefixes like `echo *`, shown as patterns."""
+    if patterns is None and request.permission == "bash" and str(request.metadata.get("command") or "").strip():
+        return [str(request.metadata["command"]).strip()]
+    named = request.metadata.get(NAMED)
+    names = named if isinstance(named, Mapping) else {}
+    chosen = request.patterns if patterns is None else patterns
+    said = [str(names.get(p, p)) for p in chosen if p not in ("*", request.permission)]
+    return list(dict.fromkeys(said))
 
 
 def asked_for_text(request: PermissionRequest) -> str:
@@ -65,7 +79,8 @@ def cells_html(cells: Sequence[Any]) -> str:
 def permission_html(request: PermissionRequest) -> str:
     """The question part of a permission prompt (the buttons are widgets beside it)."""
     worded = pattern_words(request.permission, request.patterns)
-    listed = "".join(f"<li><code>{escape(p)}</code></li>" for p in shown_patterns(request))
+    listed = "".join(f"<li><code{_KEEP_LINES if chr(10) in p else ''}>{escape(p)}</code></li>"
+                     for p in shown_patterns(request))
     patterns = f'<ul style="margin:2px 0">{listed}</ul>' if listed else ""
     meta = request.metadata
     extra = ""
@@ -75,7 +90,7 @@ def permission_html(request: PermissionRequest) -> str:
         extra = cells_html(meta["cells"])
     elif meta.get("code"):
         extra = code_html(str(meta["code"]))
-    elif meta.get("command") and meta.get("command") not in request.patterns:
+    elif meta.get("command") and request.permission != "bash" and meta.get("command") not in request.patterns:
         extra = f'<pre style="{PRE}">{escape(str(meta["command"]))}</pre>'
     if meta.get("where"):
         extra = f'<div style="margin:2px 0">{escape(str(meta["where"]))}</div>' + extra

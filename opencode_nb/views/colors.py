@@ -22,3 +22,10 @@ MUTED = f"color-mix(in srgb,{FOREGROUND} 62%,transparent)"
 HUES = {"pending": "#9e9e9e", "running": "#1e88e5", "completed": "#43a047", "error": "#e53935",
         "failed": "#e53935", "warning": "#fb8c00", "system": "#8e24aa"}
 """Borders and marks; text in these hues goes through `tone`."""
+
+BUTTON_TEXT = "#ffffff"
+BUTTONS = {"success": "#2e7d32", "info": "#006a80", "warning": "#b45309", "danger": "#c62828",
+           "primary": "#1565c0"}
+"""Backgrounds of the coloured buttons, under white labels. JupyterLab's own button colours are lighter in its
+dark theme (white on its orange or cyan reads at 2.2:1), so a coloured button sets both colours itself: each of
+these keeps at least 5:1 with white, in every theme, and is neither white nor black, so it stands out of both."""

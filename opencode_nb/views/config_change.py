@@ -13,6 +13,7 @@ from collections.abc import Callable
 import ipywidgets as widgets
 
 from ..config.guard import Held
+from .buttons import button, button_row
 from .colors import MUTED, tone
 from .markdown import escape
 
@@ -46,13 +47,13 @@ class ConfigChangeView:
         self.held = held
         self._apply = apply
         self._keep = keep
-        self.apply = widgets.Button(description="Apply", button_style="warning", icon="check",
-                                    tooltip="I made this change: use the files as they are now")
-        self.keep = widgets.Button(description="Keep previous", button_style="info", icon="undo",
-                                   tooltip="Go on with the configuration confirmed before")
+        self.apply = button("Apply", "warning", icon="check",
+                            tooltip="I made this change: use the files as they are now")
+        self.keep = button("Keep previous", "info", icon="undo",
+                           tooltip="Go on with the configuration confirmed before")
         self.apply.on_click(lambda _: self.answer(self._apply))
         self.keep.on_click(lambda _: self.answer(self._keep))
-        self.widget = widgets.VBox([widgets.HTML(config_change_html(held)), widgets.HBox([self.apply, self.keep])])
+        self.widget = widgets.VBox([widgets.HTML(config_change_html(held)), button_row([self.apply, self.keep])])
         self.widget.add_class("ocnb-config-change")
 
     def answer(self, choose: Callable[[], str]) -> None:

@@ -16,13 +16,16 @@ import ipywidgets as widgets
 from ..errors import NotFoundError
 from ..permission.events import PermissionReplied, PermissionRequest, Reply
 from .asks import always_note, permission_html, permission_record_html
+from .buttons import button, button_row, typed_answer
 from .colors import MUTED
 from .markdown import escape
 from .widget_tree import close_tree
 
 log = logging.getLogger(__name__)
 
-FEEDBACK_PLACEHOLDER = "…or tell the agent what to do instead, then press Reject with feedback"
+FEEDBACK_HINT = "Or tell the agent what to do instead, then press Reject with feedback:"
+FEEDBACK_PLACEHOLDER = "What to do instead"
+"""Inside the field only a few words, which fit at any width; the whole hint is the line above it."""
 
 
 class PermissionPromptView:
@@ -32,16 +35,13 @@ class PermissionPromptView:
         self._reply = reply
         self._call_soon = call_soon
         self.answered: PermissionReplied | None = None
-        self.allow = widgets.Button(description="Allow once", button_style="success", icon="check",
-                                    tooltip="Let this one call go ahead")
-        self.always = widgets.Button(description="Always allow", button_style="info", icon="check-double",
-                                     tooltip=f"Also allow from now on: {always_note(request)}")
-        self.reject = widgets.Button(description="Reject", button_style="danger", icon="times",
-                                     tooltip="Refuse; the agent stops and waits for you")
-        self.feedback = widgets.Text(placeholder=FEEDBACK_PLACEHOLDER, layout=widgets.Layout(width="60%"))
-        self.send_feedback = widgets.Button(description="Reject with feedback", icon="comment",
-                                            tooltip="Refuse and tell the agent why; it reads this and carries on",
-                                            layout=widgets.Layout(width="auto"))
+        self.allow = button("Allow once", "success", icon="check", tooltip="Let this one call go ahead")
+        self.always = button("Always allow", "info", icon="check-double",
+                             tooltip=f"Also allow from now on: {always_note(request)}")
+        self.reject = button("Reject", "danger", icon="times", tooltip="Refuse; the agent stops and waits for you")
+        hint, self.feedback = typed_answer(FEEDBACK_HINT, FEEDBACK_PLACEHOLDER)
+        self.send_feedback = button("Reject with feedback", icon="comment",
+                                    tooltip="Refuse and tell the agent why; it reads this and carries on")
         self.allow.on_click(lambda _: self.answer("once"))
         self.always.on_click(lambda _: self.answer("always"))
         self.reject.on_click(lambda _: self.answer("reject"))
@@ -50,8 +50,9 @@ class PermissionPromptView:
                             f"{escape(always_note(request))}</span>")
         self.widget = widgets.VBox([
             widgets.HTML(permission_html(request)),
-            widgets.HBox([self.allow, self.always, self.reject]),
-            widgets.HBox([self.feedback, self.send_feedback]),
+            button_row([self.allow, self.always, self.reject]),
+            *([hint] if hint is not None else []),
+            button_row([self.feedback, self.send_feedback]),
             note,
         ], layout=widgets.Layout(margin="2px 0 6px 0"))
         self.widget.add_class("ocnb-permission")
@@ -67,8 +68,8 @@ class PermissionPromptView:
             log.exception("permission reply failed")
 
     def _disable(self) -> None:
-        for button in (self.allow, self.always, self.reject, self.send_feedback):
-            button.disabled = True
+        for each in (self.allow, self.always, self.reject, self.send_feedback):
+            each.disabled = True
         self.feedback.disabled = True
 
     def resolve(self, event: PermissionReplied) -> None:

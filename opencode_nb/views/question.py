@@ -17,11 +17,16 @@ import ipywidgets as widgets
 from ..errors import NotFoundError
 from ..question.events import QuestionReplied, QuestionRequest
 from .asks import question_record_html
+from .buttons import button as make_button
+from .buttons import button_row, paint, typed_answer
 from .markdown import escape
 from .render import icon_html
 from .widget_tree import close_tree
 
 log = logging.getLogger(__name__)
+
+TYPED_PLACEHOLDER = "Your own words"
+"""Inside an answer's field only a few words, which fit at any width; the question's hint is the line above."""
 
 
 class QuestionPromptView:
@@ -43,26 +48,25 @@ class QuestionPromptView:
             rows.append(widgets.HTML(f"{icon_html('question-circle')}{who}{header}{escape(question.question)}"))
             buttons = []
             for option in question.options:
-                button = widgets.Button(description=option.label, tooltip=option.description or option.label,
-                                        layout=widgets.Layout(width="auto"))
+                button = make_button(option.label, tooltip=option.description or option.label)
                 button.on_click(lambda _, i=index, label=option.label: self.choose(i, label))
                 buttons.append(button)
             self.option_buttons.append(buttons)
             if buttons:
-                rows.append(widgets.HBox(buttons, layout=widgets.Layout(flex_flow="row wrap")))
-            text = widgets.Text(placeholder=question.custom, layout=widgets.Layout(width="60%")) \
-                if question.custom else None
+                rows.append(button_row(buttons))
+            text = None
+            if question.custom:
+                hint, text = typed_answer(question.custom, TYPED_PLACEHOLDER)
+                rows.extend([*([hint] if hint is not None else []), button_row([text])])
             self.free_text.append(text)
-            if text is not None:
-                rows.append(text)
         self.submit_button: widgets.Button | None = None
         self.dismiss_button: widgets.Button | None = None
         if not all(q.options_only and q.options for q in request.questions):
-            self.submit_button = widgets.Button(description="Submit", button_style="primary", icon="paper-plane")
-            self.dismiss_button = widgets.Button(description="Dismiss", icon="times")
+            self.submit_button = make_button("Submit", "primary", icon="paper-plane")
+            self.dismiss_button = make_button("Dismiss", icon="times")
             self.submit_button.on_click(lambda _: self.submit())
             self.dismiss_button.on_click(lambda _: self.dismiss())
-            rows.append(widgets.HBox([self.submit_button, self.dismiss_button]))
+            rows.append(button_row([self.submit_button, self.dismiss_button]))
         self.widget = widgets.VBox(rows, layout=widgets.Layout(
             margin="2px 0 6px 0", padding="4px 8px", border="1px solid #90caf9"))
         self.widget.add_class("ocnb-question")
@@ -82,8 +86,8 @@ class QuestionPromptView:
         self._call_soon(self._show_choice, index)
 
     def _show_choice(self, index: int) -> None:
-        for button in self.option_buttons[index]:
-            button.button_style = "info" if button.description in self.chosen[index] else ""
+        for option in self.option_buttons[index]:
+            paint(option, "info" if option.description in self.chosen[index] else "")
 
     def answers(self) -> list[list[str]]:
         out = []

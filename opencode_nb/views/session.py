@@ -37,6 +37,7 @@ from ..session.models import (
     UserMessage,
 )
 from ..session.title import DEFAULT_PREFIXES
+from .buttons import button
 from .child import ChildSessionView
 from .hub import ViewHub
 from .labels import task_heading
@@ -192,10 +193,8 @@ class SessionView:
         self.reveal: Callable[[], None] | None = None
         """Opens the sections this view is folded in (set on child views)."""
 
-        self.header = widgets.HTML()
-        self.stop_button = widgets.Button(description="Stop", icon="stop", button_style="warning",
-                                          tooltip="Stop the agent; what it did so far is kept",
-                                          layout=widgets.Layout(width="auto"))
+        self.header = widgets.HTML(layout=widgets.Layout(flex="1 1 auto", min_width="0"))  # it wraps; Stop keeps
+        self.stop_button = button("Stop", "warning", icon="stop", tooltip="Stop the agent; what it did so far is kept")
         self.stop_button.on_click(lambda _: self.stop())
         self.todo = TodoView()
         self.body = widgets.VBox()

@@ -13,6 +13,8 @@ from typing import Any
 import ipywidgets as widgets
 
 from ..session.models import ToolPart
+from .buttons import button as make_button
+from .buttons import button_row
 from .child import ChildSessionView
 from .markdown import escape
 from .render import tool_card_html
@@ -53,8 +55,7 @@ class ToolCardView:
             self._add_undo(run_id)
 
     def _add_undo(self, run_id: str) -> None:
-        button = widgets.Button(description="Undo", icon="undo", tooltip="Take back the names this run bound",
-                                layout=widgets.Layout(width="auto"))
+        button = make_button("Undo", icon="undo", tooltip="Take back the names this run bound")
         note = widgets.HTML()
         undo = self.undo
         assert undo is not None
@@ -67,7 +68,7 @@ class ToolCardView:
 
         button.on_click(clicked)
         self.undo_button = button
-        self.widget.children = (*self.widget.children, widgets.HBox([button, note]))
+        self.widget.children = (*self.widget.children, button_row([button, note]))
 
     def add_prompt(self, widget: widgets.Widget, request_id: str) -> None:
         self.prompts.children = (*self.prompts.children, widget)

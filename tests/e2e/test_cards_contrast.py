@@ -1,5 +1,5 @@
 """Every text a run shows, live and in the saved transcript, keeps WCAG AA contrast (4.5:1) against what is
-really behind it, in JupyterLab's dark theme and in its light one.
+really behind it, in JupyterLab's dark theme and in its light one: the labels of its buttons too.
 
 The page itself is measured: each element with text of its own gets its computed colour painted over the
 backgrounds of all its ancestors on a 1×1 canvas, so alpha, `color-mix` and theme variables are resolved by
@@ -40,7 +40,7 @@ CONTRAST_JS = """(roots) => {
   for (const root of document.querySelectorAll(roots)) {
     for (const el of [root, ...root.querySelectorAll('*')]) {
       const text = [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim();
-      if (!text || !el.getClientRects().length || el.closest('button, .widget-button')) continue;
+      if (!text || !el.getClientRects().length || el.closest('button:disabled')) continue;
       const chain = [];
       for (let e = el; e; e = e.parentElement) chain.unshift(e);
       ctx.clearRect(0, 0, 1, 1);
@@ -58,7 +58,9 @@ CONTRAST_JS = """(roots) => {
   return found;
 }"""
 
-LIVE = ".ocnb-session .widget-html-content"
+LIVE = ".ocnb-session .widget-html-content, .ocnb-session .jupyter-button"
+"""The run's text and its buttons: a button's label is measured against the button's own background (a
+disabled one is left out: it is not there to be read, and WCAG exempts it)."""
 SAVED = ".jp-NotebookPanel:not(.lm-mod-hidden) .ocnb-transcript"
 
 
@@ -98,6 +100,8 @@ def test_every_text_of_a_run_keeps_aa_contrast_live_and_saved(lab: Lab, theme: s
     nb.locator(".ocnb-header").first.wait_for()
     live = measured(lab, LIVE)
     assert any("ocnb-header" in t["cls"] for t in live)
+    labels = {t["text"] for t in live if "jupyter-button" in t["cls"]}
+    assert {"Allow once", "Always allow", "Reject", "Stop"} <= labels, f"the buttons were measured: {labels}"
     assert failing(live) == []
 
     allow.click()

@@ -110,9 +110,12 @@ async def write_text(opened: Opened, text: str, title: str) -> None:
 
 
 def unified_diff(name: str, old: str, new: str) -> str:
-    """A unified diff from `a/<name>` to `b/<name>`, as a person reviews it before approving."""
+    """A unified diff from `a/<name>` to `b/<name>`, as a person reviews it before approving. A name that leaves
+    the working folder (`../.opencode/plans/x.md`, an absolute path) is shown as it is, without git's `a/`
+    and `b/`, which would make it a path no one would write (`a/../.opencode/plans/x.md`)."""
+    plain = name.startswith(("../", "/")) or name == ".."
     lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                 fromfile=f"a/{name}", tofile=f"b/{name}")
+                                 fromfile=name if plain else f"a/{name}", tofile=name if plain else f"b/{name}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
