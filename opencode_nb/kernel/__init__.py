@@ -2,10 +2,10 @@
 
 `load_ipython_extension` registers the magics and the `%%agent` input transformer, starts building the
 workspace on a worker thread, opens the front-end comm (`frontend.py`), starts watching which cell runs
-(`activity.py`), keeps each cell's replies addressed to it (`parent_guard.py`), shows the magics' usage
-errors as text that wraps (`magics/usage.py`) and starts the ticker. It imports nothing heavy, so
-`%load_ext opencode_nb` returns in well under 300 ms; the first prompt waits for the workspace if it is not
-ready yet. The loading cell ends with one line (`greeting.py`), and the first
+(`activity.py`) and which cells raise (`fix/failures.py`), keeps each cell's replies addressed to it
+(`parent_guard.py`), shows the magics' usage errors as text that wraps (`magics/usage.py`) and starts the
+ticker. It imports nothing heavy, so `%load_ext opencode_nb` returns in well under 300 ms; the first prompt
+waits for the workspace if it is not ready yet. The loading cell ends with one line (`greeting.py`), and the first
 `%agent` cell with the notebook defaults in force (`_say_defaults`).
 
 The ticker is a task that wakes the kernel's event loop every 0.25 s. ipykernel turns SIGINT into a
@@ -63,6 +63,7 @@ def load_ipython_extension(shell: Any) -> None:
     shell.input_transformers_cleanup.insert(0, transform)
     _install_completion(shell, agent.workspace)
     agent.activity.register(shell)
+    agent.failures.register(shell)
     agent.person_tools.register()
     if not terminal:
         from .parent_guard import guard
@@ -137,6 +138,7 @@ def unload_ipython_extension(shell: Any) -> None:
     agent.stop()
     agent.frontend.close()
     agent.activity.unregister()
+    agent.failures.unregister()
     agent.person_tools.unregister()
     if transform in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.remove(transform)

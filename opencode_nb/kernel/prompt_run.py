@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -112,7 +112,7 @@ class PromptRun:
     # -------------------------------------------------------------------------------------------- running
 
     async def execute(self, host: RunHost, ws: Workspace, text: str, *, agent: str | None, model: str | None,
-                      parts: Sequence[Part] = ()) -> BaseException | None:
+                      parts: Sequence[Part] = (), options: Mapping[str, Any] | None = None) -> BaseException | None:
         """Run the prompt and show it in the cell; returns what its cell raises, if the cell awaits it."""
         from ..errors import OpencodeNbError
         from ..views.records import AskRecorder
@@ -137,7 +137,8 @@ class PromptRun:
                     self.view.floor = floor
                     self.view.start()
                 try:
-                    outcome = await send(ws, self.session_id, text, agent=agent, model=model, parts=parts)
+                    outcome = await send(ws, self.session_id, text, agent=agent, model=model, parts=parts,
+                                         options=options)
                 finally:
                     link(ws, turn, host.journal, floor)  # the turn's files, for its card and %agent undo
                 status = status_of(outcome, stop_requested=self.stop_requested)
@@ -308,14 +309,16 @@ class PromptRun:
 
 
 async def send(ws: Workspace, session_id: str, text: str, *, agent: str | None, model: str | None,
-               parts: Sequence[Part] = ()) -> AssistantMessage | PromptResult | str | None:
-    """A slash command runs as that command; anything else is a prompt to the session."""
+               parts: Sequence[Part] = (),
+               options: Mapping[str, Any] | None = None) -> AssistantMessage | PromptResult | str | None:
+    """A slash command runs as that command; anything else is a prompt to the session (`options`: further
+    keywords of `ws.prompt`)."""
     from ..command.runner import parse_slash
 
     slash = parse_slash(text)
     if slash is not None:
         return await ws.command(session_id, slash[0], slash[1], agent=agent, model=model)
-    return await ws.prompt(session_id, text.strip(), agent=agent, model=model, parts=parts)
+    return await ws.prompt(session_id, text.strip(), agent=agent, model=model, parts=parts, **(options or {}))
 
 
 class _Silent:

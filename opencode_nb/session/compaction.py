@@ -173,7 +173,9 @@ class Compactor:
         summary = summary.model_copy(update={"finish": "stop", "completed_at": now(), "tokens": tokens})
         log.update_message(summary)
         if auto:
-            follow = UserMessage(session_id=state.session_id, agent=user.agent, model=user.model, synthetic=True)
+            follow = UserMessage(session_id=state.session_id, agent=user.agent, model=user.model, synthetic=True,
+                                 tools=user.tools, permission=user.permission,
+                                 list_variables=user.list_variables)  # the run goes on as it began
             log.add_message(follow)
             log.add_part(TextPart(session_id=state.session_id, message_id=follow.id, text=CONTINUE, synthetic=True))
         return summary

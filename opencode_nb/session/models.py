@@ -92,6 +92,12 @@ class UserMessage(Frozen):
     """Written by the system (plan/build switches, reminders), not typed by a person."""
     tools: dict[str, bool] = Field(default_factory=dict)
     """Per-prompt tool switches; False removes a tool for the answer to this message."""
+    permission: RulesetField = Field(default_factory=list)
+    """Rules for the answer to this message only, merged after the session's: an explanation's run may not
+    change anything (`kernel/fix/overlay.py`), and the next prompt is free again."""
+    list_variables: bool = True
+    """Whether the system prompt lists the notebook's variables. A Fix or Explain run leaves the list out: it
+    describes only what the failing cell reads, so a frame the cell never touched is not even named."""
     system: str | None = None
     created_at: float = Field(default_factory=now)
 

@@ -93,15 +93,18 @@ NOTEBOOK_VARIABLES = 30
 """How many of the person's variables the system prompt names; the variables tool lists the rest."""
 
 
-def notebook_block(kernel: KernelBridge) -> str:
+def notebook_block(kernel: KernelBridge, *, variables: bool = True) -> str:
     """Tells the model it works inside a live notebook kernel, and what is in it, so it reaches for the
-    variables and python tools instead of guessing from files."""
-    listing = list_namespace(kernel.user_ns, limit=NOTEBOOK_VARIABLES)
+    variables and python tools instead of guessing from files. Without `variables` (a Fix or Explain run, whose
+    prompt describes what the failing cell reads) the namespace is not listed, nor any name of it."""
     where = f" for the notebook {kernel.notebook_path}" if kernel.notebook_path else ""
-    return (f"<notebook>\nThis session runs in a live Jupyter kernel ({kernel.language}){where}. The person's "
+    head = (f"<notebook>\nThis session runs in a live Jupyter kernel ({kernel.language}){where}. The person's "
             "variables are in memory: inspect them with the variables tool and compute on them with the python "
-            "tool rather than re-reading files they came from.\n"
-            f"Variables ({listing.total} in all):\n{listing.text}\n</notebook>")
+            "tool rather than re-reading files they came from.\n")
+    if not variables:
+        return head + "The variables are not listed here; the variables tool lists them.\n</notebook>"
+    listing = list_namespace(kernel.user_ns, limit=NOTEBOOK_VARIABLES)
+    return head + f"Variables ({listing.total} in all):\n{listing.text}\n</notebook>"
 
 
 def file_tree(root: Path, limit: int = TREE_LIMIT) -> str:

@@ -171,8 +171,9 @@ class AgentMagics(Magics):
             if prompt is None:
                 return
             if awaited(prompt[0]) is not None or "--plan" in prompt[0]:
-                raise UsageError("%agent: plan steps run only from a cell of their own (%%agent --plan ID --step "
-                                 "N, or %agent plan run on a line at the top of a cell), not from inside a block")
+                raise UsageError("%agent: plan steps, fix and explain run only from a cell of their own (%%agent "
+                                 "--plan ID --step N, or %agent plan run, fix or explain on a line at the top of a "
+                                 "cell), not from inside a block")
             self.notices(runs=True)
             self.agent.gate()  # here, not in the task: the cell that asked says why nothing runs
             request = self.request(*prompt)
@@ -211,7 +212,7 @@ class AgentMagics(Magics):
         if command is None:
             return split_prompt_line(line)
         if TABLE[command].awaited(args):
-            self.notices(runs=args[:1] == ["run"])
+            self.notices(runs=TABLE[command].starts_run(args))
             return RUNS + command, " ".join(args)
         if not TABLE[command].quiet:
             self.notices()

@@ -88,7 +88,8 @@ class Subcommand:
     newlines. `quiet` subcommands need no configuration (help and stop work even when it is broken) or read
     it themselves. `check` may refuse a line that is clearly meant as this subcommand but malformed (rather
     than let it become a prompt). Lines whose first argument is in `runs` run rather than show: `run`
-    answers them, awaited like a prompt.
+    answers them, awaited like a prompt. An `agent_run` subcommand runs on every line (`fix`, `explain`):
+    each one starts an agent run.
     """
 
     name: str
@@ -99,6 +100,7 @@ class Subcommand:
     check: Callable[[list[str]], None] | None = None
     runs: tuple[str, ...] = ()
     run: Runner | None = None
+    agent_run: bool = False
 
     def fits(self, args: list[str]) -> bool:
         return any(len(shape) == len(args) and all(map(_matches, shape, args)) for shape in self.shapes)
@@ -109,7 +111,12 @@ class Subcommand:
 
     def awaited(self, args: list[str]) -> bool:
         """These arguments run (a plan's steps) rather than show, so the line is awaited like a prompt."""
-        return self.run is not None and bool(args) and args[0] in self.runs
+        return self.run is not None and (self.agent_run or (bool(args) and args[0] in self.runs))
+
+    def starts_run(self, args: list[str]) -> bool:
+        """These arguments start an agent run (`plan run`, every `fix`), whose refusal says a mistake that blocks
+        runs."""
+        return self.agent_run or args[:1] == ["run"]
 
     def completions(self, typed: list[str], prefix: str) -> list[str]:
         """The words that may follow `typed` (the arguments so far) and start with `prefix`."""
@@ -149,12 +156,12 @@ class Grammar:
 
     def declare(self, name: str, *, shapes: tuple[Shape, ...] = ((),), help: tuple[tuple[str, str], ...] = (),
                 quiet: bool = False, check: Callable[[list[str]], None] | None = None, runs: tuple[str, ...] = (),
-                run: Runner | None = None) -> Callable[[Handler], Handler]:
+                run: Runner | None = None, agent_run: bool = False) -> Callable[[Handler], Handler]:
         """Declare the decorated function as the handler of subcommand `name` (the keywords: see `Subcommand`)."""
 
         def register(handler: Handler) -> Handler:
             self.add(Subcommand(name, handler, shapes=shapes, help=help, quiet=quiet, check=check, runs=runs,
-                                run=run))
+                                run=run, agent_run=agent_run))
             return handler
 
         return register
