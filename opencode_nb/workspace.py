@@ -55,7 +55,7 @@ from .session.result import PromptResult, UnattendedDecision
 from .session.service import SessionService
 from .session.store.database import SessionStore
 from .tool.base import OUTPUT_FOLDER
-from .tool.context import KernelBridge, NotebookAccess
+from .tool.context import CellReview, KernelBridge, NotebookAccess
 from .tool.registry import ToolRegistry, default_registry
 
 OnAsk = Callable[[PermissionRequest], Reply | Awaitable[Reply]]
@@ -283,6 +283,15 @@ class Workspace:
     @notebook.setter
     def notebook(self, cells: NotebookAccess | None) -> None:
         self.deps.notebook = cells
+
+    @property
+    def review(self) -> CellReview | None:
+        """Where cell changes go when the person reviews each one (`ctx.review`); None outside a kernel."""
+        return self.deps.review
+
+    @review.setter
+    def review(self, review: CellReview | None) -> None:
+        self.deps.review = review
 
     # ------------------------------------------------------------------------------------------ unattended
 

@@ -22,6 +22,9 @@ ModelId = Annotated[str, StringConstraints(pattern=r"^[^/\s]+/.+$")]
 SandboxMode = Literal["off", "auto", "required"]
 """See `Config.sandbox`."""
 
+ReviewMode = Literal["cells", "off"]
+"""See `Config.review`."""
+
 PermissionConfig = Action | dict[str, Action | dict[str, Action]]
 """`permission: deny`, `{edit: deny}` or `{bash: {"ls *": allow, "rm *": ask}}`, in the order written."""
 
@@ -112,6 +115,13 @@ class AgentConfig(Section):
     """OpenCode V2's spelling of `disable`; either one set true removes the agent."""
     color: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    review: ReviewMode | None = None
+    """This agent's cell changes are reviewed one by one (`cells`) or not (`off`); unset: the global `review`."""
+
+    @field_validator("review", mode="before")
+    @classmethod
+    def _review_off(cls, value: Any) -> Any:
+        return _off(value)
 
     @model_validator(mode="after")
     def _read_legacy_steps(self) -> Self:
@@ -237,6 +247,9 @@ class Config(Section):
     """The OS sandbox for shell commands and spawned workers: `auto` confines them where this machine can
     (bubblewrap on Linux, sandbox-exec on macOS) and says once per session where it cannot; `required`
     refuses to run them unconfined; `off` never confines them."""
+    review: ReviewMode = "off"
+    """`cells`: every cell change an agent makes (`notebook_edit`) lands as a pending change the person accepts or
+    rejects; `off`: changes land at once, after the usual permission ask. An agent's own `review` comes first."""
 
     @field_validator("checkpoints", mode="before")
     @classmethod
@@ -249,3 +262,13 @@ class Config(Section):
     def _sandbox_off(cls, value: Any) -> Any:
         """YAML 1.1 reads a bare `off` (and `no`) as false: that is what the person wrote."""
         return "off" if value is False else value
+
+    @field_validator("review", mode="before")
+    @classmethod
+    def _review_off(cls, value: Any) -> Any:
+        return _off(value)
+
+
+def _off(value: Any) -> Any:
+    """YAML 1.1 reads a bare `off` (and `no`) as false: that is what the person wrote."""
+    return "off" if value is False else value

@@ -263,7 +263,11 @@ def _describe(error: Any, alternatives: list[Any], path: KeyPath) -> str:
         if path == ("sandbox",) and value is True:  # YAML reads `on` and `yes` as true
             return ("on/yes/true is not a sandbox mode: write auto (confine where possible) or required "
                     "(never run unconfined)")
-        return f"{value!r} is not one of {', '.join(a for a in allowed if a)}"
+        if path[-1:] == ("review",) and value is True:
+            return "on/yes/true is not a review mode: write cells (review each cell change) or off"
+        meant = difflib.get_close_matches(value, allowed, n=1, cutoff=0.6) if isinstance(value, str) else []
+        guess = f" (did you mean {meant[0]}?)" if meant else ""
+        return f"{value!r} is not one of {', '.join(a for a in allowed if a)}{guess}"
     if kind == "string_pattern_mismatch":
         if path[:2] == ("secrets", "env"):
             return f"{value!r} is not an environment variable name: write a name or a pattern with *, {SECRETS_EXAMPLE}"

@@ -47,8 +47,9 @@ Reply = Callable[[dict[str, Any]], None]
 
 
 def run_data(turn: Turn) -> dict[str, str] | None:
-    """What a transcript carries under `RUN_MIME`; None for a turn that changed nothing (nothing to undo)."""
-    return {"turn": turn.id} if turn.changes else None
+    """What a transcript carries under `RUN_MIME`; None for a turn that changed nothing (nothing to undo) and
+    proposed no cell change that accepting would make part of it."""
+    return {"turn": turn.id} if turn.changes or turn.proposed else None
 
 
 class CardUndo:

@@ -16,6 +16,7 @@ PARTS = (
     "opencode_nb.kernel.bridge",
     "opencode_nb.kernel.ending",
     "opencode_nb.kernel.notebook.cells",
+    "opencode_nb.kernel.notebook.applying",
     "opencode_nb.kernel.plans.steps",
     "opencode_nb.kernel.plans.save",
     "opencode_nb.kernel.magics.listing",

@@ -26,22 +26,26 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .activity import CellActivity
 from .card_undo import CardUndo
 from .cell_now import calling_cell_id, cell_count, delivers_to_awaiting_cells
+from .fix.failures import FailureLog
 from .magics.settings import Agent
 from .notebook.frontend import Frontend
 from .notebook.journal import Journal
+from .notebook.pending import PendingChanges
+from .notebook.pending_page import PendingPage
 from .person_tools import PersonTools
 from .presence import Presence
 from .prompt_run import PromptRun
 from .stopped import AgentStopped
 
 if TYPE_CHECKING:
+    from ..config.schema import Config
     from ..session.models import Part
     from ..views.hub import ViewHub
     from ..workspace import Workspace
@@ -67,7 +71,7 @@ class NotebookAgent:
         """What each turn did, for `%agent undo` and the Undo of a finished run's card."""
         self.loop: asyncio.AbstractEventLoop | None = None
         """The kernel's loop, known once a prompt ran."""
-        self.pending: set[asyncio.Future[Any]] = set()
+        self.finishing: set[asyncio.Future[Any]] = set()
         """Subcommands still waiting on the front end; the `%agent` line awaits them before it ends."""
         self.session_id: str | None = None
         """The notebook's current session: consecutive prompts continue it."""
@@ -87,11 +91,17 @@ class NotebookAgent:
         self.gate: Callable[[], None] = lambda: None
         """Raises while no agent run may start (`reconfig.ConfigWatch.refuse_prompt`, set by the magics: a mistake
         in a restriction stands). Every run passes it, whatever started it: `prompt` asks it first."""
+        self.failures = FailureLog()
+        """Every cell that raised in this kernel, for `%agent fix` and `%agent explain` (`fix/failures.py`)."""
         self.person_tools = PersonTools(shell, settled=self.imports_settled)
         """The person's functions offered as tools (`@tool`, `%agent tool add`), given to each workspace built."""
         settings.observe(lambda change: self.reset_workspace(), "directory")
         self.frontend.on_page(self._page_connected)
         CardUndo(self.journal, self._built_notebook, lambda: self.loop, self._built).attach(self.frontend)
+        self.pending = PendingChanges(notebook=self._built_notebook, journal=self.journal, presence=presence,
+                                      config=self._built_config, root_of=self._root_of)
+        """The cell changes agents proposed for the person to accept or reject (`review: cells`, a Fix)."""
+        PendingPage(self.pending, self.frontend, lambda: self.loop).attach()
 
     # ------------------------------------------------------------------------------------------ workspace
 
@@ -111,6 +121,14 @@ class NotebookAgent:
         """The notebook's cells if the workspace is built; never waits for it."""
         ws = self._built()
         return None if ws is None else ws.notebook  # type: ignore[return-value]
+
+    def _built_config(self) -> Config | None:
+        ws = self._built()
+        return None if ws is None else ws.config
+
+    def _root_of(self, session_id: str) -> str:
+        ws = self._built()
+        return session_id if ws is None else ws.sessions.root_of(session_id)
 
     def _built(self) -> Workspace | None:
         """The workspace if it is built; never waits for it."""
@@ -181,6 +199,7 @@ class NotebookAgent:
         bridge = IPythonBridge(self.shell, lambda: self.notebook_path, journal=self.journal)
         ws.kernel = bridge
         self.person_tools.attach(ws)
+        ws.review = self.pending
         ws.notebook = NotebookCells(shell=self.shell, frontend=self.frontend, mode=lambda: self.presence.mode,
                                     activity=self.activity, journal=self.journal, runner=bridge.live,
                                     root_of=ws.sessions.root_of)
@@ -296,14 +315,18 @@ class NotebookAgent:
     async def prompt(self, text: str, *, agent: str | None = None, model: str | None = None,
                      session: str | None = None, new: bool = False, background: bool = False,
                      parts: Sequence[Part] = (), cell_id: str | None = None,
-                     show: Callable[[list[dict[str, Any]]], None] | None = None) -> Any:
+                     show: Callable[[list[dict[str, Any]]], None] | None = None,
+                     options: Mapping[str, Any] | None = None) -> Any:
         """Run a prompt from the executing cell; with `cell_id` and `show`, on behalf of that other cell, which
         `show` fills with the run's outputs (through the extension) while the executing cell awaits the run.
+        `options`: further keywords of `ws.prompt` for this run only (a Fix or Explain run's `permission` and
+        `list_variables`).
 
         Returns None once an awaited run has ended; the run itself, at once, when the cell does not await it."""
         ws = await self.aworkspace()
         self.gate()
         session_id = self.choose_session(ws, session=session, new=new)
+        parts = [*parts, *self._decisions_told(session_id)]
         # Headless runners shut the kernel down after the last cell: never detach there.
         attached = not ((background or self.detached) and self.presence.mode != "headless")
         run = PromptRun(session_id, cell_id=cell_id or calling_cell_id(self.shell) or None, attached=attached,
@@ -314,7 +337,8 @@ class NotebookAgent:
             run.cell_source = self.activity.running.source
             run.cell_id = run.cell_id or self.activity.running.cell_id
         run.task = asyncio.ensure_future(run.execute(self, ws, text, agent=agent or self.settings.agent,
-                                                     model=model or self.settings.model, parts=parts))
+                                                     model=model or self.settings.model, parts=parts,
+                                                     options=options or {}))
         self.runs.append(run)
         run.task.add_done_callback(lambda _: self._forget(run))
         if not attached:
@@ -333,6 +357,16 @@ class NotebookAgent:
             # The transcript above shows the details; the cell fails so Run All and nbclient stop here.
             raise error
         return None
+
+    def _decisions_told(self, session_id: str) -> list[Part]:
+        """The person's decisions on the session's proposed cell changes since its last prompt, as a note the
+        model reads with this one."""
+        note = self.pending.told(session_id)
+        if note is None:
+            return []
+        from ..session.models import TextPart
+
+        return [TextPart(session_id=session_id, message_id="", text=note, synthetic=True)]
 
     @property
     def detached(self) -> bool:
@@ -397,13 +431,13 @@ class NotebookAgent:
             show(shown)
 
         task = asyncio.ensure_future(finish())
-        self.pending.add(task)
-        task.add_done_callback(self.pending.discard)
+        self.finishing.add(task)
+        task.add_done_callback(self.finishing.discard)
 
     async def settle(self) -> None:
         """Wait for the subcommands still finishing, so their output lands before the cell ends."""
-        while self.pending:
-            await asyncio.gather(*list(self.pending))
+        while self.finishing:
+            await asyncio.gather(*list(self.finishing))
 
     async def aclose(self) -> None:
         self.stop()

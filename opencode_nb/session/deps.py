@@ -19,7 +19,7 @@ from ..permission.service import PermissionService
 from ..provider.registry import ProviderRegistry
 from ..question.service import QuestionService
 from ..sandbox.policy import ShellSandbox
-from ..tool.context import KernelBridge, NotebookAccess
+from ..tool.context import CellReview, KernelBridge, NotebookAccess
 from ..tool.registry import ToolRegistry
 from .service import SessionService
 
@@ -51,6 +51,8 @@ class LoopDeps:
     """Set by the kernel extension when the workspace lives in a kernel; tools see it as `ctx.kernel`."""
     notebook: NotebookAccess | None = None
     """Set by the kernel extension: the notebook's cells, which tools see as `ctx.notebook`."""
+    review: CellReview | None = None
+    """Set by the kernel extension: where cell changes under review go, which tools see as `ctx.review`."""
     sandbox: ShellSandbox | None = None
     """The OS sandbox of shell commands (the `sandbox` setting); None runs them unconfined."""
     checkpoints: StepRecorder | None = None

@@ -24,7 +24,7 @@ from ..agent.info import AgentInfo
 from ..errors import OpencodeNbError, ProviderError
 from ..permission.events import ToolRef
 from ..permission.named import with_named_paths
-from ..permission.rules import as_ruleset, disabled, evaluate, merge, wildcard_match
+from ..permission.rules import Rule, as_ruleset, disabled, evaluate, merge, wildcard_match
 from ..provider.request import LLMMessage, LLMRequest, TextBlock
 from ..provider.retry import RetryPolicy
 from ..sandbox.policy import SandboxCall, caller_network_rules
@@ -92,6 +92,8 @@ class SessionLoop:
         model: str | None = None,
         parts: Sequence[Part] = (),
         tools: dict[str, bool] | None = None,
+        permission: Sequence[Rule] = (),
+        list_variables: bool = True,
         system_prompt: str | None = None,
         synthetic: bool = False,
         mention_agents: bool = True,
@@ -99,7 +101,9 @@ class SessionLoop:
         """Append a user message and run the session until the answer is complete.
 
         `@agent` mentions run that subagent first; a subagent's own prompt is run with `mention_agents`
-        off, so a task prompt that names an agent cannot start a chain of children.
+        off, so a task prompt that names an agent cannot start a chain of children. `permission`: rules for
+        this answer only, checked after the agent's and the session's; `list_variables=False` leaves the
+        notebook's variables out of the system prompt.
 
         Returns:
             The user message written, the last assistant message of its run and every message the run wrote.
@@ -117,6 +121,8 @@ class SessionLoop:
                 agent=agent or deps.sessions.current_agent(session_id) or deps.agents.default.name,
                 model=model,
                 tools=dict(tools or {}),
+                permission=list(permission),
+                list_variables=list_variables,
                 system=system_prompt,
                 synthetic=synthetic,
             )
@@ -242,7 +248,7 @@ class SessionLoop:
         key = (agent.name, user.id, deps.tools.version)
         setup = state.setup.get(key)
         if setup is None:
-            ruleset = merge(agent.permission, deps.sessions.get(state.session_id).permission)
+            ruleset = merge(agent.permission, deps.sessions.get(state.session_id).permission, user.permission)
             tools_now = self.tools_for(agent, ruleset, user)
             specs = [t.spec_for(agent, deps.agents) for t in tools_now.values()]
             setup = StepSetup(ruleset, tools_now, self._system(state, agent, model_id, user),
@@ -316,12 +322,13 @@ class SessionLoop:
 
     def _system(self, state: RunState, agent: AgentInfo, model_id: str, user: UserMessage) -> list[str]:
         deps = self.deps
-        env = state.environment.get(model_id)
+        key = model_id if user.list_variables else f"{model_id} without variables"
+        env = state.environment.get(key)
         if env is None:
             env = system.environment_block(deps.directory, deps.root, model_id, tree=system.file_tree(deps.directory))
             if deps.kernel is not None:
-                env += "\n" + system.notebook_block(deps.kernel)
-            state.environment[model_id] = env
+                env += "\n" + system.notebook_block(deps.kernel, variables=user.list_variables)
+            state.environment[key] = env
         if state.instructions is None:
             paths = system.find_instruction_files(
                 deps.directory, deps.root, global_dir=deps.loaded.global_dir,
@@ -353,7 +360,8 @@ class SessionLoop:
 
         def switch_agent(name: str, text: str) -> None:
             """A mode switch is a synthetic user message naming the agent that answers from now on."""
-            switch = UserMessage(session_id=session_id, agent=name, model=user.model, synthetic=True)
+            switch = UserMessage(session_id=session_id, agent=name, model=user.model, synthetic=True,
+                                 permission=user.permission, list_variables=user.list_variables)  # as the run began
             state.log.add_message(switch)
             state.log.add_part(TextPart(session_id=session_id, message_id=switch.id, text=text, synthetic=True))
 
@@ -366,7 +374,7 @@ class SessionLoop:
             todos=deps.sessions,
             questions=deps.questions, tasks=self.subtasks, switch_agent=switch_agent,
             plan_path=plan_path(deps.sessions, session_id), model=model_id, kernel=deps.kernel,
-            notebook=deps.notebook, sandbox=sandbox,
+            notebook=deps.notebook, review=deps.review, sandbox=sandbox,
             permitted=lambda permission, pattern: evaluate(permission, pattern, ruleset).action,
             rules=lambda permission: [*as_ruleset(ruleset).rules_for(permission),
                                       *(g.rule() for g in deps.permissions.grants(session_id)

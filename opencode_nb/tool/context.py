@@ -10,9 +10,9 @@ described here as a protocol, and the layers above fill it in.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..permission.events import Ask, ToolRef
 from ..values import Cell, CellRun, CodeRun, NewCell, NotebookSnapshot, Todo
@@ -135,6 +135,62 @@ class NotebookAccess(Protocol):
         ...
 
 
+@dataclass(frozen=True, kw_only=True)
+class CellProposal:
+    """A cell change `notebook_edit` proposes instead of making it, when the person reviews each one."""
+
+    action: Literal["insert", "replace", "delete"]
+    cell_id: str | None
+    """replace and delete: the cell; insert: None (the new cell gets its id when the change is accepted)."""
+    after: str | None
+    """insert: the cell to insert below, as the call gave it (None: below the calling cell)."""
+    cell_type: str
+    """The cell's type once the change is applied."""
+    old_source: str
+    old_type: str | None
+    """replace and delete: what the cell was when proposed, to tell a person's later edit (None for insert)."""
+    new_source: str
+    diff: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """insert: the new cell's metadata (who made it)."""
+    session_id: str
+    message_id: str
+    call_id: str
+    agent: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProposalOutcome:
+    """What became of a proposal at once: `pending` (the person decides later), or decided by the unattended
+    policy (`accepted`, `rejected`) where nobody is present."""
+
+    n: int
+    state: Literal["pending", "accepted", "rejected"]
+    said: str
+    """One sentence for a person."""
+    told: str
+    """What the model reads."""
+    decide: list[str] = field(default_factory=list)
+    """The lines a person types to decide, for a card where no page shows the change in place."""
+
+
+class CellReview(Protocol):
+    """The person reviews cell changes one by one (`review: cells`, or forced for a run): the kernel keeps them
+    as pending changes; None outside a kernel."""
+
+    def reviewing(self, session_id: str, agent: str) -> bool:
+        """Whether `agent`'s cell changes in this session land as pending changes."""
+        ...
+
+    async def propose(self, proposal: CellProposal) -> ProposalOutcome:
+        """Keep the change pending, or decide it at once where nobody is present; never waits for a person."""
+        ...
+
+    def pending_cells(self) -> dict[str, int]:
+        """Cell id → the number of the pending change to it (replace and delete)."""
+        ...
+
+
 def _no_update(title: str | None, metadata: dict[str, Any] | None) -> None:
     return None
 
@@ -174,6 +230,8 @@ class ToolContext:
     """The calling agent's rules, read without asking; None where a run has none."""
     notebook: NotebookAccess | None = None
     """The notebook the kernel serves; None outside a kernel."""
+    review: CellReview | None = None
+    """Where cell changes go when the person reviews each one; None outside a kernel."""
     sandbox: SandboxCall | None = None
     """The OS sandbox shell commands run in (and the caller's `network` rules); None runs them unconfined."""
     rules: Callable[[str], list[Rule]] | None = None

@@ -160,9 +160,10 @@ def _is_base64(data: str) -> bool:
     return True
 
 
-def cell_heading(cell: Cell, *, position: int | None = None, calling: str | None = None) -> str:
-    """`[cell abc123] #3 code · In [4]`: the line each cell's block starts with, marking a running cell and
-    the agent's own."""
+def cell_heading(cell: Cell, *, position: int | None = None, calling: str | None = None,
+                 pending: int | None = None) -> str:
+    """`[cell abc123] #3 code · In [4]`: the line each cell's block starts with, marking a running cell, the
+    agent's own, and one with a change waiting for the person (`pending`: its number)."""
     bits = [f"[cell {cell.id}]" + (f" #{position}" if position is not None else ""), cell.cell_type]
     if cell.cell_type == "code" and cell.execution_count is not None:
         bits.append(f"In [{cell.execution_count}]")
@@ -172,6 +173,8 @@ def cell_heading(cell: Cell, *, position: int | None = None, calling: str | None
         bits.append("running")
     if calling is not None and cell.id == calling:
         bits.append("the agent's own cell (inserts go below it by default)")
+    if pending is not None:
+        bits.append(f"pending change {pending} (proposed, not accepted yet: the source shown is the cell's now)")
     return f"{bits[0]} " + " · ".join(bits[1:])
 
 

@@ -8,18 +8,23 @@ the model picked the wrong action or the wrong field.
 
 The cell an agent was called from holds the person's prompt and is running: it is never replaced or
 deleted. A cell an agent inserts says which session and call made it (`metadata.opencode_nb`).
+
+Under review (`review: cells`, or a run that forces it, `ctx.review`) the change is proposed instead and the
+call returns at once: the person sees the change itself and accepts or rejects it, so the permission is not
+asked as well; a rule that denies `notebook_edit` still denies it.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..errors import ToolError
+from ..errors import DeniedError, ToolError
 from ..values import Cell, CellType, NewCell
 from .base import Tool, ToolContext, ToolResult, for_person
-from .context import NotebookAccess
+from .context import CellProposal, NotebookAccess
 from .files.textfile import diff_counts, unified_diff
 from .notebook import access, refused_as_error
 
@@ -124,8 +129,12 @@ async def _insert(notebook: NotebookAccess, params: NotebookEditParams, ctx: Too
     cell_type: CellType = params.cell_type or "code"
     diff = unified_diff(f"new {cell_type} cell", "", params.source)
     metadata = {"action": "insert", "where": where, "after": params.after, "cell_type": cell_type, "diff": diff}
-    await ctx.ask("notebook_edit", ["insert"], always=["insert"], metadata=metadata)
     mark = {"opencode_nb": {"session": ctx.session_id, "call": ctx.call_id}}
+    if reviewed(ctx, "insert"):
+        return await _propose(ctx, title, metadata, CellProposal(
+            action="insert", cell_id=None, after=params.after, cell_type=cell_type, old_source="", old_type=None,
+            new_source=params.source, diff=diff, metadata=mark, **_who(ctx)))
+    await ctx.ask("notebook_edit", ["insert"], always=["insert"], metadata=metadata)
     ids = await refused_as_error(notebook.insert(
         [NewCell(cell_type=cell_type, source=params.source, metadata=mark)], after=params.after,
         session_id=ctx.session_id))
@@ -146,6 +155,10 @@ async def _replace(notebook: NotebookAccess, old: Cell, params: NotebookEditPara
     where = f"cell {old.id}" + (f" ({retyped})" if retyped else "")
     metadata = {"action": "replace", "cell_id": old.id, "where": where, "cell_type": cell_type,
                 "retyped": retyped, "diff": diff}
+    if reviewed(ctx, "replace"):
+        return await _propose(ctx, edit_title("replace", old.id), metadata, CellProposal(
+            action="replace", cell_id=old.id, after=None, cell_type=cell_type, old_source=old.source,
+            old_type=old.cell_type, new_source=params.source, diff=diff, **_who(ctx)))
     await ctx.ask("notebook_edit", ["replace"], always=["replace"], metadata=metadata)
     await refused_as_error(notebook.replace(old.id, source=params.source, cell_type=params.cell_type,
                                             session_id=ctx.session_id))
@@ -163,11 +176,43 @@ async def _delete(notebook: NotebookAccess, old: Cell, ctx: ToolContext) -> Tool
     diff = unified_diff(f"cell {old.id}", old.source, "")
     metadata = {"action": "delete", "cell_id": old.id, "where": f"cell {old.id}", "cell_type": old.cell_type,
                 "diff": diff}
+    if reviewed(ctx, "delete"):
+        return await _propose(ctx, edit_title("delete", old.id), metadata, CellProposal(
+            action="delete", cell_id=old.id, after=None, cell_type=old.cell_type, old_source=old.source,
+            old_type=old.cell_type, new_source="", diff=diff, **_who(ctx)))
     await ctx.ask("notebook_edit", ["delete"], always=["delete"], metadata=metadata)
     await refused_as_error(notebook.delete([old.id], session_id=ctx.session_id))
     return ToolResult(edit_title("delete", old.id), f"Deleted {old.cell_type} cell {old.id}.",
                       {**metadata, "cell_ids": [old.id], **_counts(diff),
                        **for_person(f"Deleted {old.cell_type} cell [{old.id}]", "")})
+
+
+def reviewed(ctx: ToolContext, action: str) -> bool:
+    """Whether this change is proposed rather than made. A rule that denies it denies the proposal too.
+
+    Raises:
+        DeniedError: a rule denies `notebook_edit` for this action.
+    """
+    if ctx.review is None or not ctx.review.reviewing(ctx.session_id, ctx.agent):
+        return False
+    if ctx.permitted is not None and ctx.permitted("notebook_edit", action) == "deny":
+        rules = ctx.rules("notebook_edit") if ctx.rules is not None else []
+        raise DeniedError(rules)
+    return True
+
+
+def _who(ctx: ToolContext) -> dict[str, Any]:
+    return {"session_id": ctx.session_id, "message_id": ctx.message_id, "call_id": ctx.call_id, "agent": ctx.agent}
+
+
+async def _propose(ctx: ToolContext, title: str, metadata: Mapping[str, Any], proposal: CellProposal) -> ToolResult:
+    assert ctx.review is not None
+    outcome = await ctx.review.propose(proposal)
+    shown = {**metadata, "pending": outcome.n, "review": outcome.state, **_counts(proposal.diff)}
+    if outcome.decide:
+        shown["decide"] = outcome.decide
+    return ToolResult(f"{title} · change {outcome.n} {outcome.state}", outcome.told,
+                      {**shown, **for_person(outcome.said, "")})
 
 
 def _counts(diff: str) -> dict[str, int]:

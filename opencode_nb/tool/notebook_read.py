@@ -7,6 +7,8 @@ from: the live model sees the person's unsaved edits, the file on disk does not.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import BaseModel, Field
 
 from ..values import NotebookSnapshot
@@ -39,12 +41,15 @@ class NotebookReadTool(Tool[NotebookReadParams]):
         metadata = {"source": snapshot.source, "path": snapshot.path, "total": snapshot.total,
                     "cell_ids": [c.id for c in snapshot.cells], "running_cell": snapshot.running_cell}
         read = f"Read {len(snapshot.cells)} of the notebook's {snapshot.total} cell{'s' * (snapshot.total != 1)}"
-        return ToolResult(title, snapshot_text(snapshot, whole=wanted is None, calling=calling),
+        pending = ctx.review.pending_cells() if ctx.review is not None else {}
+        return ToolResult(title, snapshot_text(snapshot, whole=wanted is None, calling=calling, pending=pending),
                           {**metadata, **for_person(read, "")})
 
 
-def snapshot_text(snapshot: NotebookSnapshot, *, whole: bool, calling: str | None = None) -> str:
-    """The cells of `snapshot`, each a block: heading, source, then its outputs summarised."""
+def snapshot_text(snapshot: NotebookSnapshot, *, whole: bool, calling: str | None = None,
+                  pending: Mapping[str, int] | None = None) -> str:
+    """The cells of `snapshot`, each a block: heading, source, then its outputs summarised; `pending`: cell id →
+    the number of the change to it that waits for the person."""
     name = f"Notebook {snapshot.path}" if snapshot.path else "The notebook"
     count = f"{snapshot.total} cell{'s' * (snapshot.total != 1)}"
     head = f"{name}, {WHERE[snapshot.source]}: {count}"
@@ -55,7 +60,8 @@ def snapshot_text(snapshot: NotebookSnapshot, *, whole: bool, calling: str | Non
         head += f" Cell {snapshot.running_cell} is running."
     blocks = [head]
     for index, cell in enumerate(snapshot.cells, 1):
-        block = cell_heading(cell, position=index if whole else None, calling=calling)
+        block = cell_heading(cell, position=index if whole else None, calling=calling,
+                             pending=(pending or {}).get(cell.id))
         block += "\n" + (cell.source.rstrip("\n") if cell.source.strip() else "(empty)")
         shown = outputs_text(cell.outputs)
         if shown:

@@ -43,6 +43,13 @@ class NotebookRunTool(Tool[NotebookRunParams]):
         if calling in ids:
             raise ToolError(f"Cell {calling} is the cell this agent was called from; running it again would start "
                             "another agent. Leave it out of cell_ids.")
+        waiting = ctx.review.pending_cells() if ctx.review is not None else {}
+        held = [f"cell {i} (change {waiting[i]})" for i in ids if i in waiting]
+        if held:
+            raise ToolError(f"A change you proposed is pending for {', '.join(held)}: the person has not accepted it "
+                            "yet, so running now would run the cell's old source. Nothing was run. Wait for the "
+                            "person's decision (you are told it at the start of your next turn); accepting reruns "
+                            "the cell.")
         title = run_title(ids)
         metadata = {"cell_ids": ids, "cells": [{"id": i, "cell_type": cells[i].cell_type, "source": cells[i].source}
                                                for i in ids if i in cells]}

@@ -199,6 +199,21 @@ def diff_html(diff: str) -> str:
     return f'<pre style="{PRE}">' + "\n".join(rows) + "</pre>"
 
 
+def decide_lines(metadata: dict[str, Any]) -> list[str]:
+    """The lines a person types to decide a proposed cell change (`notebook_edit` under review, no page to
+    show it in place), in the order the tool gave them."""
+    lines = metadata.get("decide")
+    return [str(line) for line in lines] if isinstance(lines, list) else []
+
+
+def decide_html(metadata: dict[str, Any]) -> str:
+    lines = decide_lines(metadata)
+    if not lines:
+        return ""
+    rows = "<br/>".join(f'<code style="{MONO}">{escape(line)}</code>' for line in lines)
+    return f'<div class="ocnb-decide" style="margin:2px 0;{WRAP}">{rows}</div>'
+
+
 def code_html(code: str, *, summary: str | None = None) -> str:
     """Python as the person reads it in a prompt or a card, highlighted in the theme's editor colours. With
     `summary`, folded under it."""
@@ -320,6 +335,7 @@ def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = Fa
         inner = (summary_html(summary) if summary else "") + body
         if metadata.get("diff"):
             inner += diff_html(str(metadata["diff"]))
+        inner += decide_html(metadata)
         inner += shown_html(part, open_=open_)
         for attachment in state.attachments:
             if attachment.mime.startswith("image/") and attachment.url.startswith("data:"):
@@ -362,6 +378,7 @@ def tool_card_text(part: ToolPart, *, output_lines: int = TEXT_OUTPUT_LINES) -> 
     if state.status == "completed":
         summary = summary_text(part)
         out += [f"    {shorten(row, TEXT_OUTPUT_CHARS)}" for row in summary.splitlines()]
+        out += [f"    {line}" for line in decide_lines(getattr(state, "metadata", None) or {})]
         text = shown_output(part)[0] if part.tool != "task" else ""
     if text.strip():
         rows = text.rstrip().splitlines()

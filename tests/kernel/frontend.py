@@ -158,6 +158,9 @@ class FakeExtension:
             self._index(data["cell_id"])
         return {}
 
+    def _show_pending(self, data: dict[str, Any]) -> dict[str, Any]:
+        return {}  # the request itself is the record a test reads
+
     def _active_cell(self, data: dict[str, Any]) -> dict[str, Any]:
         index = self._index(self.active) if self.active is not None else None
         return {"cell_id": self.active, "index": index}

@@ -29,3 +29,20 @@ def test_sandboxed_runs_and_runs_that_bound_nothing_have_no_undo():
         card = ToolCardView(part, undo=lambda run_id: "")
         card.flush()
         assert card.undo_button is None
+
+
+def test_a_proposed_cell_change_shows_its_diff_then_the_lines_that_decide_it():
+    from opencode_nb.views.render import tool_card_html, tool_card_text
+
+    metadata = {"diff": "--- cell c0\n+++ cell c0\n-x = 1\n+x = 2\n", "decide": ["%agent accept 1", "%agent reject 1"],
+                "summary": "Proposed change 1 to cell [c0]: waiting for you to accept or reject it",
+                "person_output": ""}
+    part = ToolPart(session_id="s", message_id="m", call_id="c", tool="notebook_edit",
+                    state=ToolCompleted(input={"action": "replace"}, output="Proposed change 1.",
+                                        title="replace [c0] · change 1 pending", metadata=metadata,
+                                        started_at=1.0, ended_at=2.0))
+    html = tool_card_html(part, 3.0)
+    assert html.index("+x = 2") < html.index("%agent accept 1") < html.index("%agent reject 1")
+    text = tool_card_text(part)
+    assert text.splitlines()[-3:] == ["    Proposed change 1 to cell [c0]: waiting for you to accept or reject it",
+                                      "    %agent accept 1", "    %agent reject 1"]

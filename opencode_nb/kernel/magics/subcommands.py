@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
@@ -250,6 +251,54 @@ def _redo(magics: Magic, args: list[str]) -> Shown:
     return undoing.redo(magics.agent)
 
 
+def _change(word: str) -> bool:
+    return word == "all" or (word.isdigit() and int(word) >= 1)
+
+
+CHANGE = Slot("N|all", _change, choices=("all",))
+"""A pending cell change's number, or `all`."""
+ACCEPT_SHAPES = ((), ("--no-run",), (CHANGE,), (CHANGE, "--no-run"), (CHANGE, "--anyway"),
+                 (CHANGE, "--anyway", "--no-run"), (CHANGE, "--no-run", "--anyway"))
+
+
+def decision_check(verb: str) -> Callable[[list[str]], None]:
+    """`%agent accept 0`, `%agent reject 2 3`: a number after accept or reject means a change, whatever else
+    the line says; one that does not fit is an error, not a prompt."""
+    def check(args: list[str]) -> None:
+        if args and args[0].isdigit() and not TABLE[verb].fits(args):
+            options = "; it may add --no-run or --anyway" if verb == "accept" else ""
+            raise UsageError(f"%agent {verb} takes one change number (1, 2, …, as its card or %agent pending shows "
+                             f"it) or all, e.g. %agent {verb} 2 or %agent {verb} all{options}")
+    return check
+
+
+@TABLE.declare("accept", shapes=ACCEPT_SHAPES, check=decision_check("accept"), help=(
+    ("accept [N|all]", "apply the cell change N an agent proposed (review: cells, a Fix) and run the cell\n"
+                       "(--no-run: do not run it; --anyway: even over your later edit of the cell); no N:\n"
+                       "the one pending change"),))
+def _accept(magics: Magic, args: list[str]) -> Shown:
+    from . import deciding
+
+    return deciding.decide(magics.agent, "accept", args)
+
+
+@TABLE.declare("reject", shapes=((), (CHANGE,)), check=decision_check("reject"), help=(
+    ("reject [N|all]", "discard the proposed cell change N (the notebook stays as it is); the agent is\n"
+                       "told at its next turn"),))
+def _reject(magics: Magic, args: list[str]) -> Shown:
+    from . import deciding
+
+    return deciding.decide(magics.agent, "reject", args)
+
+
+@TABLE.declare("pending", help=(("pending", "the proposed cell changes waiting for you, with their diffs"),))
+def _pending(magics: Magic, args: list[str]) -> Shown:
+    from . import deciding
+
+    magics.agent.workspace()
+    return deciding.listed(magics.agent)
+
+
 @TABLE.declare("checkpoints", help=(
     ("checkpoints", "the session's turns and what each changed: files (+/- lines), cells, names"),))
 def _checkpoints(magics: Magic, args: list[str]) -> Shown:
@@ -324,6 +373,57 @@ def _plan(magics: Magic, args: list[str]) -> Shown:
     from ..plans.listing import list_plans
 
     return list_plans(magics.agent)
+
+
+def _cell_word(word: str) -> bool:
+    """A cell id (JupyterLab's hold digits) or an execution count (`5`, `[5]`); a plain word (`%agent fix it`)
+    stays a prompt."""
+    return not word.startswith("-") and any(c.isdigit() for c in word)
+
+
+CELL = Slot("CELL", _cell_word)
+AGENT_OPTION = Slot("--agent", lambda word: word in ("--agent", "-a"), choices=("--agent",))
+MODEL_OPTION = Slot("--model", lambda word: word in ("--model", "-m"), choices=("--model",))
+
+
+def _fix_shapes() -> tuple[tuple[str | Slot, ...], ...]:
+    """`[CELL]` with `--agent NAME` and `--model P/M` in any order, the cell first or last."""
+    options: list[tuple[str | Slot, ...]] = [(), (AGENT_OPTION, WORD), (MODEL_OPTION, WORD),
+                                             (AGENT_OPTION, WORD, MODEL_OPTION, WORD),
+                                             (MODEL_OPTION, WORD, AGENT_OPTION, WORD)]
+    shapes = [*options, *((CELL, *o) for o in options), *((*o, CELL) for o in options if o)]
+    return tuple(shapes)
+
+
+FIX_SHAPES = _fix_shapes()
+
+
+async def _run_fix(magics: Magic, args: list[str]) -> None:
+    from ..fix.runs import run
+
+    await run(magics, args, "fix")
+
+
+async def _run_explain(magics: Magic, args: list[str]) -> None:
+    from ..fix.runs import run
+
+    await run(magics, args, "explain")
+
+
+@TABLE.declare("fix", shapes=FIX_SHAPES, run=_run_fix, agent_run=True, help=(
+    ("fix [CELL] [--agent A] [--model M]",
+     "find why the cell failed and propose new source for it (and for cells above where\n"
+     "the cause is) as changes you accept or reject, cell by cell. CELL: a cell id, or N\n"
+     "for In [N]; default: the last cell that raised"),))
+def _fix(magics: Magic, args: list[str]) -> Shown:
+    raise UsageError("%agent fix runs from a line at the top of a cell")  # every line of it runs: see `run`
+
+
+@TABLE.declare("explain", shapes=FIX_SHAPES, run=_run_explain, agent_run=True, help=(
+    ("explain [CELL] [--agent A] [--model M]", "a short explanation of why the cell failed and what to try; "
+                                               "changes nothing"),))
+def _explain(magics: Magic, args: list[str]) -> Shown:
+    raise UsageError("%agent explain runs from a line at the top of a cell")
 
 
 @TABLE.declare("reload", quiet=True, help=(

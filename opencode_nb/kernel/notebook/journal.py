@@ -128,6 +128,9 @@ class Turn:
     """The user message of the run's prompt: the turn's name in the session's checkpoints and history."""
     undid: list[Undid] = field(default_factory=list)
     """What the latest undo of the turn did, in the order it did it; redo walks it backwards."""
+    proposed: bool = False
+    """The turn proposed cell changes for the person to accept (`pending.py`): one accepted later is recorded
+    here, so the run's card names the turn even while nothing of it has landed yet."""
 
     def record(self, change: Change) -> None:
         self.changes.append((next(_order), change))
