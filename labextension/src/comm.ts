@@ -12,7 +12,9 @@
  *
  * The page asks the kernel too, for the Undo of finished runs' cards (undo.ts): about their turns, once a
  * comm is known to reach the kernel's target and again after every executed cell (an undo, a later run
- * may have changed the answer), and to undo one.
+ * may have changed the answer), and to undo one; and to decide the pending changes it shows (pending.ts).
+ * Whether a comm reaches the target is what the Fix and Explain buttons (fixbuttons.ts) wait for: it
+ * means the kernel has opencode_nb loaded. When none does any more, the kernel's pending changes are gone.
  */
 
 import type { ISessionContext } from '@jupyterlab/apputils';
@@ -21,8 +23,10 @@ import type { Kernel, KernelMessage, Session } from '@jupyterlab/services';
 import { type JSONObject, UUID } from '@lumino/coreutils';
 
 import { type NotebookView, activeCell, deleteCells, insertCells, readCells, replaceCell } from './cells';
+import type { FixHost } from './fixbuttons';
 import { type Params, RequestError, isObject } from './params';
 import { notify } from './notify';
+import { PendingPanels } from './pending';
 import { runCells } from './run';
 import { saveSoon } from './save';
 import { RunningCell } from './running';
@@ -32,7 +36,12 @@ export const COMM_TARGET = 'opencode_nb';
 
 type Result = Record<string, unknown>;
 type Send = (data: Result) => void;
-type Action = (view: NotebookView, params: Params, send: Send, requestId: string) => Result | Promise<Result>;
+/** What requests act on: the notebook, and the pending changes shown in it. */
+export interface Host extends NotebookView {
+  readonly pending: PendingPanels;
+}
+
+type Action = (view: Host, params: Params, send: Send, requestId: string) => Result | Promise<Result>;
 
 /** A change the agents made is saved soon after, so a page reload or a closed tab keeps it. */
 function saved(action: (view: NotebookView, params: Params) => Result): Action {
@@ -51,7 +60,8 @@ const ACTIONS: Readonly<Record<string, Action>> = {
   run_cells: (view, params, send, requestId) =>
     runCells(view, params, result => send({ event: 'cell_done', request_id: requestId, result })),
   active_cell: activeCell,
-  notify
+  notify,
+  show_pending: (view, params) => view.pending.show(params)
 };
 
 export const CAPABILITIES = Object.keys(ACTIONS);
@@ -80,7 +90,7 @@ function errorText(error: unknown): string {
 /**
  * Answer one request on `send`. Returns nothing, ever: an action that needs time replies from its promise.
  */
-export function dispatch(view: NotebookView, data: unknown, send: Send): void {
+export function dispatch(view: Host, data: unknown, send: Send): void {
   if (!isObject(data) || (data.action === undefined && data.request_id === undefined)) {
     return; // a hello or an event, not a request
   }
@@ -119,7 +129,7 @@ export function dispatch(view: NotebookView, data: unknown, send: Send): void {
  * The link between one notebook and its kernel. One per document context: several views of a notebook
  * share a kernel connection, and a second link would register the target twice.
  */
-export class NotebookLink implements NotebookView, Turns {
+export class NotebookLink implements Host, Turns, FixHost {
   constructor(
     panel: NotebookPanel,
     private readonly info: FrontendInfo
@@ -150,22 +160,62 @@ export class NotebookLink implements NotebookView, Turns {
     return this.running.id;
   }
 
+  /** The pending changes the kernel asked to show (`show_pending`). */
+  readonly pending = new PendingPanels(this);
+
+  /** A comm is known to reach the kernel's target: opencode_nb is loaded there. */
+  get reachesKernel(): boolean {
+    return this.ready.size > 0;
+  }
+
+  onReach(listener: (reaches: boolean) => void): () => void {
+    this.reachListeners.add(listener);
+    return () => this.reachListeners.delete(listener);
+  }
+
+  /** Tell the listeners when the kernel came within reach or went out of it; its pending changes go with it. */
+  private reachMayHaveChanged(): void {
+    const reaches = this.reachesKernel;
+    if (reaches === this.reachedBefore) {
+      return;
+    }
+    this.reachedBefore = reaches;
+    if (!reaches) {
+      this.pending.clear();
+    }
+    for (const listener of [...this.reachListeners]) {
+      try {
+        listener(reaches);
+      } catch (error) {
+        console.error('opencode-nb: a listener to the kernel connection failed', error);
+      }
+    }
+  }
+
   // -------------------------------------------------------------------------------- asking the kernel
 
-  /** Ask the kernel (PROTOCOL.md, requests from the page); fails at once when no comm reaches it yet. */
-  ask(action: string, params: Record<string, unknown>): Promise<Result> {
+  /**
+   * Ask the kernel (PROTOCOL.md, requests from the page); fails at once when no comm reaches it yet, and
+   * after `timeoutMs` without an answer (null: only when the comm closes).
+   */
+  ask(action: string, params: Record<string, unknown>, timeoutMs: number | null = ASK_TIMEOUT_MS): Promise<Result> {
     const comm = [...this.ready].pop();
     if (comm === undefined) {
       return Promise.reject(new Error('opencode_nb is not loaded in this kernel'));
     }
     return new Promise<Result>((resolve, reject) => {
       const requestId = `page_${UUID.uuid4()}`;
-      const timer = setTimeout(() => {
-        this.asked.delete(requestId);
-        reject(new Error(`the kernel did not answer ${action} in time`));
-      }, ASK_TIMEOUT_MS);
+      const timer =
+        timeoutMs === null
+          ? null
+          : setTimeout(() => {
+              this.asked.delete(requestId);
+              reject(new Error(`the kernel did not answer ${action} in time`));
+            }, timeoutMs);
       const done = (): void => {
-        clearTimeout(timer);
+        if (timer !== null) {
+          clearTimeout(timer);
+        }
         this.asked.delete(requestId);
       };
       this.asked.set(requestId, {
@@ -246,6 +296,7 @@ export class NotebookLink implements NotebookView, Turns {
     if (this.comms.has(comm)) {
       this.ready.add(comm);
       this.refreshSoon();
+      this.reachMayHaveChanged();
     }
   }
 
@@ -368,6 +419,7 @@ export class NotebookLink implements NotebookView, Turns {
   private forgetComm(comm: Kernel.IComm): void {
     this.comms.delete(comm);
     this.ready.delete(comm);
+    this.reachMayHaveChanged();
     for (const asked of [...this.asked.values()]) {
       if (asked.comm === comm) {
         asked.fail(new Error('the kernel closed the connection before it answered'));
@@ -399,6 +451,8 @@ export class NotebookLink implements NotebookView, Turns {
   private readonly asked = new Map<string, Asked>();
   private readonly cards = new Set<RunCard>();
   private refreshTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly reachListeners = new Set<(reaches: boolean) => void>();
+  private reachedBefore = false;
   private kernel: Kernel.IKernelConnection | null = null;
   private restarted = false;
 }

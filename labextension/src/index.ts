@@ -1,7 +1,8 @@
 /**
  * opencode-nb: lets the agents of a notebook's kernel read, edit and run its cells (the `opencode_nb`
  * comm, see ../PROTOCOL.md), shows `%%agent` cells as the markdown prompts they are, draws a finished
- * run's card with the Undo of that run, and keeps the status bar Busy while a cell runs.
+ * run's card with the Undo of that run, offers Fix and Explain under a failed cell's error, shows the
+ * agents' pending cell changes in place to accept or reject, and keeps the status bar Busy while a cell runs.
  */
 
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
@@ -9,6 +10,7 @@ import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 import type { DocumentRegistry } from '@jupyterlab/docregistry';
 
 import { NotebookLink } from './comm';
+import { ERROR_MIME, ERROR_RANK, ErrorActions, STDERR_MIME } from './fixbuttons';
 import { highlightAgentCells } from './highlight';
 import { untrackSubshellRequests } from './status';
 import { RUN_MIME, RUN_RANK, RunCard } from './undo';
@@ -48,6 +50,13 @@ const plugin: JupyterFrontEndPlugin<void> = {
         mimeTypes: [RUN_MIME],
         defaultRank: RUN_RANK,
         createRenderer: () => new RunCard(rendermime.createRenderer('text/html'), turns)
+      });
+      const host = link;
+      rendermime.addFactory({
+        safe: true,
+        mimeTypes: [ERROR_MIME],
+        defaultRank: ERROR_RANK,
+        createRenderer: () => new ErrorActions(rendermime.createRenderer(STDERR_MIME), host, panel)
       });
       panel.disposed.connect(() => {
         const current = links.get(context);

@@ -142,7 +142,8 @@ def test_the_kernel_gets_the_hello(nb: Lab) -> None:
     assert hello["hello"] == "jupyterlab"
     assert hello["version"] == opencode_nb.__version__
     assert set(hello["capabilities"]) == {
-        "read_cells", "insert_cells", "replace_cell", "delete_cells", "run_cells", "active_cell", "notify"}  # fmt: skip
+        "read_cells", "insert_cells", "replace_cell", "delete_cells", "run_cells", "active_cell", "notify",
+        "show_pending"}  # fmt: skip
     assert hello["path"] == "ext.ipynb"
     assert hello["frontend"].startswith("JupyterLab 4.")
 
