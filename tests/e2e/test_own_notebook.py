@@ -202,7 +202,7 @@ def test_a_plan_is_approved_by_one_question_and_saving_it_as_cells_runs_nothing(
     save.click()
     lab.wait_cell_done(1, timeout=90)
     steps = lab.cells().filter(has=lab.page.locator(".jp-InputArea", has_text="%%agent --plan"))
-    steps.first.wait_for(timeout=15_000)
+    steps.nth(2).wait_for(timeout=15_000)  # the cells are inserted one after another
     assert steps.count() == 3, "one cell per step"
     for index in range(3):
         assert steps.nth(index).locator(".jp-OutputArea-output").count() == 0, "a saved step waits for the person"
