@@ -6,6 +6,10 @@ Gathered without computing anything the cell did not use: the cell's text says w
 1 GB frame the cell never touched is not looked at, nor named. Everything else is read as it stands: the
 failure recorded when the cell raised (`failures.py`), the input history (`bound.py`), the notebook's cells
 (as `notebook_read` shows them, nearest first, within `ABOVE_CHARS`; what was cut is said).
+
+An error this kernel did not see comes from the cell's saved output (`saved.py`): its traceback is that
+output's text, and the context says so, and that the variables, described as they are now, may not be what
+they were when the cell failed.
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ async def context_text(agent: NotebookAgent, failure: Failure) -> str:
     labels = _cell_labels(agent, failure)
     sections = [_cell_section(failure), _error_section(failure, labels)]
     read = _read_names(shell, failure.source)
-    sections.append(_variables_section(agent, read, namespace))
+    sections.append(_variables_section(agent, read, namespace, saved=failure.saved is not None))
     if failure.module:
         sections.append(f"## Installed\n{await installed(failure.module)}\n{python_line()}")
     sections.append(await _above_section(agent, failure))
@@ -87,6 +91,10 @@ def _cell_section(failure: Failure) -> str:
 
 
 def _error_section(failure: Failure, labels: dict[int, str]) -> str:
+    if failure.saved is not None:
+        note = f"{failure.note}\n" if failure.note else ""
+        return ("## The error (from the cell's saved output: this kernel did not see the cell fail, so the "
+                f"traceback is the text the output shows)\n{note}{failure.saved}")
     if failure.syntax:
         return f"## The error (the cell did not compile; nothing in it ran)\n{failure.syntax}"
     return f"## The error\n{trace_text(failure.trace, failure.name, failure.value, labels)}"
@@ -101,7 +109,8 @@ def _read_names(shell: Any, source: str) -> list[str]:
     return reads(tree) if tree is not None else []
 
 
-def _variables_section(agent: NotebookAgent, names: list[str], namespace: dict[str, Any]) -> str:
+def _variables_section(agent: NotebookAgent, names: list[str], namespace: dict[str, Any], *,
+                       saved: bool = False) -> str:
     data: list[str] = []
     undefined: list[str] = []
     for name in names:
@@ -118,6 +127,9 @@ def _variables_section(agent: NotebookAgent, names: list[str], namespace: dict[s
         return "## Variables the cell reads\nNone of the person's variables (only builtins and modules)."
     bound = Bindings(agent.shell, agent.failures.cell_id_of).last_bound(data[:MAX_VARIABLES])
     blocks = ["## Variables the cell reads (described now, as they are in the namespace)"]
+    if saved:
+        blocks[0] += ("\nThe error is from the cell's saved output, not from a run in this kernel: these values "
+                      "may differ from what they were when the cell failed.")
     left = DESCRIBE_BUDGET_S
     described = data[:MAX_VARIABLES]
     for i, name in enumerate(described):

@@ -9,6 +9,10 @@ their locals alive. Kept: the last `PER_CELL` failures of each of the last `MAX_
 Not kept: the agent's own cells (`%agent`, `%%agent`: their errors are ours, not the person's code's), an
 interrupt and a stopped agent. A cell that ran without an error since it failed has no failure to fix; the
 last failure a cell left standing is what `%agent fix` takes by default.
+
+An error this kernel did not see (a notebook reopened on a fresh kernel, a cell run before `%load_ext`) is
+known only from the cell's saved output: `saved.py` reads it from the notebook and hands it over (`adopt`)
+before a Fix or Explain asks for a failure, and `find` falls back on it where nothing was recorded.
 """
 
 from __future__ import annotations
@@ -63,6 +67,11 @@ class Failure:
     """The module an `ImportError` or an `AttributeError` on a module is about (`pydantic`, `numpy`)."""
     seq: int = 0
     at: float = 0.0
+    saved: str | None = None
+    """For an error this kernel did not see: the traceback as the cell's saved output shows it (no colours),
+    since no live traceback exists to take frames from (`trace` is then empty)."""
+    note: str = ""
+    """Why this failure was chosen, when that is not plain (`%agent fix` alone, nothing raised here)."""
 
     @property
     def label(self) -> str:
@@ -82,6 +91,8 @@ class FailureLog:
         """Execution count → the id of the cell that ran with it."""
         self._seq = itertools.count(1)
         self._shell: Any = None
+        self._saved: dict[str, Failure] = {}
+        """What the notebook's saved outputs say (`adopt`), by the way `find` was asked: `id:…`, `count:N`, `last`."""
 
     # -------------------------------------------------------------------------------------------- recording
 
@@ -158,6 +169,27 @@ class FailureLog:
 
     # -------------------------------------------------------------------------------------------- finding
 
+    def adopt(self, cell: str | None, failure: Failure | None) -> None:
+        """What the notebook's saved output shows for `cell` (None: the last cell with an error output), for
+        `find` to fall back on; None forgets what an earlier look found."""
+        key = _asked(cell)
+        if failure is None:
+            self._saved.pop(key, None)
+        else:
+            self._saved[key] = failure
+
+    def recorded(self, cell: str | None) -> bool:
+        """Whether this kernel saw what `find(cell)` would return, or saw the cell run: then the notebook's saved
+        outputs are not needed (nor trusted: the file may have been saved before that run)."""
+        if cell is None:
+            return self.last() is not None
+        numbered = COUNT.match(cell)
+        if numbered:
+            count = int(numbered.group(1))
+            return any(f.count == count for kept in self._failures.values() for f in kept)
+        key = _key(cell, "")
+        return key in self._failures or key in self._ran_ok
+
     def cell_id_of(self, count: int) -> str | None:
         """The id of the cell that ran as `In [count]`, if the front end sent one."""
         return self._ids.get(count)
@@ -182,7 +214,7 @@ class FailureLog:
             UsageError: nothing failed, or not that cell (the message says what to run instead).
         """
         if cell is None:
-            failure = self.last()
+            failure = self.last() or self._saved.get(_asked(None))
             if failure is None:
                 raise UsageError(_NOTHING)
             return failure
@@ -192,9 +224,13 @@ class FailureLog:
         key = _key(cell, "")
         kept = self._failures.get(key)
         if not kept:
-            raise UsageError(f"Cell {cell} has not raised an error in this kernel since opencode_nb was loaded (or it "
-                             "is not a cell id). Run the cell so it fails again, then %agent fix "
-                             f"{cell}; %agent fix alone takes the last cell that raised.")
+            saved = self._saved.get(_asked(cell))
+            if saved is not None and key not in self._ran_ok:
+                return saved
+            raise UsageError(f"Cell {cell} has not raised an error in this kernel since opencode_nb was loaded, and "
+                             "the notebook shows no error output under it (or it is not a cell id). Run the cell "
+                             f"so it fails again, then %agent fix {cell}; %agent fix alone takes the last cell "
+                             "that raised.")
         if self._ran_ok.get(key, 0) > kept[-1].seq:
             raise UsageError(f"Cell {cell} ran without an error after it failed, so there is nothing to fix. If it "
                              "still goes wrong, run it so the error shows, then %agent fix again.")
@@ -205,17 +241,29 @@ class FailureLog:
             for failure in kept:
                 if failure.count == count:
                     return failure
+        saved = self._saved.get(_asked(str(count)))
+        if saved is not None and _key(saved.cell_id, saved.source) not in self._ran_ok:
+            return saved
         raise UsageError(f"In [{count}] did not raise an error in this kernel (or it is no longer kept). Name the "
                          "cell by its id, or run it so it fails again and use %agent fix alone.")
 
 
-_NOTHING = ("No cell has raised an error in this kernel since opencode_nb was loaded, so there is nothing to fix "
-            "or explain. Run the cell that fails, then %agent fix (or %agent explain) in a cell below it.")
+_NOTHING = ("No cell has raised an error in this kernel since opencode_nb was loaded, and no cell of the notebook "
+            "shows an error output, so there is nothing to fix or explain. Run the cell that fails, then %agent "
+            "fix (or %agent explain) in a cell below it.")
 
 
 def _key(cell_id: str | None, source: str) -> str:
     """A cell is known by its id; without one (nbclient), by its text."""
     return f"id:{cell_id}" if cell_id else f"text:{hash(source)}"
+
+
+def _asked(cell: str | None) -> str:
+    """How `find` was asked, as the key of what the notebook's saved outputs said for it."""
+    if cell is None:
+        return "last"
+    numbered = COUNT.match(cell)
+    return f"count:{int(numbered.group(1))}" if numbered else f"id:{cell}"
 
 
 def _module_of(error: BaseException) -> str | None:

@@ -400,13 +400,17 @@ FIX_SHAPES = _fix_shapes()
 
 async def _run_fix(magics: Magic, args: list[str]) -> None:
     from ..fix.runs import run
+    from ..fix.saved import adopt_saved
 
+    await adopt_saved(magics.agent, args, "fix")  # an error this kernel did not see: the cell's saved output
     await run(magics, args, "fix")
 
 
 async def _run_explain(magics: Magic, args: list[str]) -> None:
     from ..fix.runs import run
+    from ..fix.saved import adopt_saved
 
+    await adopt_saved(magics.agent, args, "explain")
     await run(magics, args, "explain")
 
 

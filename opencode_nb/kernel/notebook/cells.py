@@ -157,11 +157,12 @@ class NotebookCells:
 
     # ------------------------------------------------------------------------------------------ reading
 
-    async def read(self, cell_ids: list[str] | None = None) -> NotebookSnapshot:
+    async def read(self, cell_ids: list[str] | None = None, *, max_output_chars: int | None = None) -> NotebookSnapshot:
+        """`max_output_chars`: of each output's text (default: the store's own bound)."""
         store = self._store()
         if isinstance(store, FileCells):
-            return await store.read(cell_ids, running_cell=self._running_cell())
-        return await store.read(cell_ids)
+            return await store.read(cell_ids, max_output_chars=max_output_chars, running_cell=self._running_cell())
+        return await store.read(cell_ids, max_output_chars=max_output_chars)
 
     async def active_cell(self) -> str | None:
         """The cell the person has selected (live only; the file knows no selection)."""
