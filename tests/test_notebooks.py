@@ -152,3 +152,24 @@ def test_the_person_tools_notebook_has_data_explorer_and_build_call_the_persons_
     assert "✗ query" in build and 'Not called: limit was sent as "all" (string), but must be a valid integer' in build
     assert "0     tea       3" in build and "build asked for query: allowed once (allowed by policy" in build
     assert "no longer a tool for agents" in text(code[-1])
+
+
+def test_the_fix_and_explain_notebook_explains_then_fixes_the_wrong_column_by_policy(tmp_path):
+    """Headless, nobody reviews: `Agent.permission = allow` accepts the Fix's change, which replaces the failing
+    cell's source in the notebook file and reruns it, so the cell below prints the fixed result."""
+    notebook = nbformat.read(NOTEBOOKS / "fix_and_explain.ipynb", as_version=4)
+    path = tmp_path / "fix_and_explain.ipynb"
+    run_in_order(notebook, path, headless_env(tmp_path))
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    failing = next(c for c in code if "raises-exception" in c.metadata.get("tags", []))
+    assert any(o.output_type == "error" and o.ename == "KeyError" for o in failing.outputs), "it failed, as told"
+    explained = text(next(c for c in code if c.source == "%agent explain"))
+    assert explained.index("What went wrong") < explained.index("Why") < explained.index("What to try")
+    assert '`\'temp\'`' in explained and 'readings.groupby("site")["temp_c"].median()' in explained
+    fixed = text(next(c for c in code if c.source == "%agent fix"))
+    assert "accepted by policy" in fixed and "Waiting for your review" not in fixed
+    on_disk = next(c for c in nbformat.read(path, as_version=4).cells if c.id == failing.id)
+    assert on_disk.source == 'by_site = readings.groupby("site")["temp_c"].median()\nby_site', "quotes kept"
+    assert not [o for o in on_disk.outputs if o.output_type == "error"], "its rerun replaced the error"
+    assert text(code[-1]) == "Warmest site: south, median 13.25 °C\n"
+    assert not [c.source for c in code if c is not failing and any(o.output_type == "error" for o in c.outputs)]

@@ -86,12 +86,13 @@ def failed(lab: Lab, name: str) -> list[str]:
 
 
 def press_fix(lab: Lab, failed_id: str) -> Any:
-    """Press Fix under the failed cell and wait for the proposal's panel in that cell."""
+    """Press Fix under the failed cell and wait for the proposal's panel in that cell; the Fix cell waits for the
+    decision, saying so."""
     lab.cell(1).locator("button.ocnb-fix-button", has_text="Fix").click()
     lab.cell(f"%agent fix {failed_id}").wait_for(timeout=15_000)
-    lab.wait_cell_done(2, timeout=60)
     panel = lab.cell(1).locator(".ocnb-pending")
-    panel.wait_for(timeout=15_000)
+    panel.wait_for(timeout=60_000)
+    lab.wait_output(2, f"Waiting for your review of change 1 in cell [{failed_id}]: Accept or Reject it there.")
     return panel
 
 
@@ -99,7 +100,7 @@ def test_a_fix_shows_its_diff_in_the_cell_and_accept_replaces_the_source_and_rer
                                                                                         tmp_path: Path) -> None:
     panel = press_fix(lab, failed(lab, "accept.ipynb")[1])
     lab.save()
-    lab.reload()  # a page that connects anew is sent the pending changes again
+    lab.reload(wait_idle=False)  # a page that connects anew is sent the pending changes again (the Fix still waits)
     panel = lab.cell(1).locator(".ocnb-pending")
     panel.wait_for(timeout=15_000)
     assert panel.evaluate(LAYOUT_JS) == ["input", "PANEL", "output"], "between the cell's input and its outputs"
@@ -155,6 +156,8 @@ def test_reject_leaves_the_cell_byte_for_byte_as_it_was(lab: Lab) -> None:
     note.wait_for(timeout=30_000)
     assert "Rejected change" in note.inner_text() and "not changed" in note.inner_text()
     assert panel.count() == 0
+    lab.wait_output(2, "Rejected change 1 to cell")  # said by the Fix cell, whose wait ends
+    lab.wait_cell_done(2, timeout=30)
     time.sleep(1)  # nothing reruns or saves behind the note
     assert saved_cell(lab, "reject.ipynb", ids[1]) == before
     assert source(lab, 1) == FAILS

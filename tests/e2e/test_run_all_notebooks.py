@@ -22,6 +22,12 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 APPROVALS = ("Yes", "Run the steps now", "Allow once")
 """What a person clicks to let the story go on: plan mode's answer, the plan's approval and a permission's."""
+ACCEPT = ".ocnb-pending .ocnb-accept-button:not([disabled]):not([data-ocnb-clicked])"
+"""A proposed cell change's Accept, in the panel inside the cell it changes (a Fix waits for it)."""
+RERUN_JS = ("c.executionCount ?? ((c.getMetadata('tags') || []).includes('raises-exception') && c.outputs.length "
+            "? 'rerun' : null)")
+"""A code cell's count; `rerun` for a cell that failed on purpose and was rerun by an accepted fix: the kernel ran
+it while the Fix's cell held it, so it has the rerun's outputs and no count."""
 BUGGY = "return sum(values) / (len(values) - 1)"
 FIXED = "return sum(values) / len(values)"
 
@@ -58,9 +64,10 @@ def run_all_clicking_approvals(lab: Lab, timeout_s: float = 300) -> list[str]:
     deadline = time.monotonic() + timeout_s
     settled_since: float | None = None
     while True:
-        for label in APPROVALS:
-            found = lab.notebook.locator("button.jupyter-button:not([disabled]):not([data-ocnb-clicked])",
-                                         has_text=re.compile(rf"^\s*{re.escape(label)}\s*$"))
+        buttons = [(label, lab.notebook.locator("button.jupyter-button:not([disabled]):not([data-ocnb-clicked])",
+                                                has_text=re.compile(rf"^\s*{re.escape(label)}\s*$")))
+                   for label in APPROVALS]
+        for label, found in [*buttons, ("Accept", lab.notebook.locator(ACCEPT))]:
             button = found.first.element_handle(timeout=500) if found.count() else None
             if button is not None and button.is_visible():
                 button.evaluate("el => { el.dataset.ocnbClicked = '1'; }")  # the same button is not clicked twice
@@ -70,10 +77,10 @@ def run_all_clicking_approvals(lab: Lab, timeout_s: float = 300) -> list[str]:
         # From the notebook's model: cells far from the viewport are drawn lazily, their prompts empty.
         state = lab.page.evaluate("""() => {
             const cells = [...window.jupyterapp.shell.currentWidget.content.model.cells].filter(c => c.type === 'code');
-            return {counts: cells.map(c => c.executionCount),
+            return {counts: cells.map(c => COUNT),
                     busy: cells.some(c => c.executionState === 'running')};
-        }""")
-        done = not state["busy"] and all(isinstance(count, int) for count in state["counts"])
+        }""".replace("COUNT", RERUN_JS))
+        done = not state["busy"] and all(isinstance(count, int) or count == "rerun" for count in state["counts"])
         idle = lab.page.locator(".jp-StatusBar-Widget").get_by_text(re.compile(r"\|\s*Idle\s*$")).count() > 0
         now = time.monotonic()
         if done and idle:
@@ -102,12 +109,17 @@ def saved_after_run_all(lab: Lab, name: str) -> list[dict[str, Any]]:
     """Every code cell ran and none shows an error; returns the cells as saved."""
     cells = lab.save()["cells"]
     code = [c for c in cells if c["cell_type"] == "code"]
-    assert all(isinstance(c.get("execution_count"), int) for c in code), \
+    assert all(isinstance(c.get("execution_count"), int) or rerun_by_a_fix(c) for c in code), \
         [(source_of(c)[:40], c.get("execution_count")) for c in code]
     failed = [(source_of(c)[:60], text_of(c)[-300:]) for c in code for o in c.get("outputs", [])
               if o["output_type"] == "error" or (o["output_type"] == "stream" and o.get("name") == "stderr")]
     assert failed == [], f"{name}: error output in {failed}"
     return cells
+
+
+def rerun_by_a_fix(cell: dict[str, Any]) -> bool:
+    """A cell that fails on purpose (`raises-exception`) and that an accepted Fix reran: its outputs, no count."""
+    return "raises-exception" in cell.get("metadata", {}).get("tags", []) and bool(cell.get("outputs"))
 
 
 def assert_fixed_and_ticked(scratch: Path, steps: list[dict[str, Any]]) -> None:
@@ -169,8 +181,22 @@ def data_exploration(cells: list[dict[str, Any]], clicked: list[str], scratch: P
     assert text_of(code[7]).strip() == "(False, (42, 5))"
 
 
+def fix_and_explain(cells: list[dict[str, Any]], clicked: list[str], scratch: Path) -> None:
+    assert clicked == ["Accept"], clicked
+    code = [c for c in cells if c["cell_type"] == "code"]
+    failing = next(c for c in code if rerun_by_a_fix(c))
+    assert source_of(failing) == 'by_site = readings.groupby("site")["temp_c"].median()\nby_site'
+    assert "south    13.25" in text_of(failing), "the rerun's result replaced the KeyError"
+    explained = text_of(next(c for c in code if source_of(c) == "%agent explain"))
+    assert explained.index("What went wrong") < explained.index("Why") < explained.index("What to try"), explained
+    fixed = text_of(next(c for c in code if source_of(c) == "%agent fix"))
+    assert fixed.index(f"Waiting for your review of change 1 in cell [{failing['id']}]") < fixed.index(
+        f"Accepted change 1: replaced the source of cell [{failing['id']}]; it ran without an error."), fixed
+    assert text_of(code[-1]).strip() == "Warmest site: south, median 13.25 °C", "it ran after the Accept"
+
+
 STORIES = {"quickstart.ipynb": quickstart, "plan_then_execute.ipynb": plan_then_execute,
-           "data_exploration.ipynb": data_exploration}
+           "data_exploration.ipynb": data_exploration, "fix_and_explain.ipynb": fix_and_explain}
 """How each notebook's story ends, beyond every cell run without an error."""
 
 

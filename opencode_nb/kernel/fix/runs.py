@@ -8,7 +8,8 @@ model reads and the transcript does not show. Neither lists the notebook's varia
 the context describes those the cell reads, and the rest stay unnamed.
 
 Fix makes the session's cell changes pending changes for the person to accept or reject
-(`agent.pending.force_review`), whatever `review:` says. Explain answers under rules that deny every change
+(`agent.pending.force_review`), whatever `review:` says; where the person reviews them in place, the Fix cell
+then waits until they are decided (`review.py`). Explain answers under rules that deny every change
 (`overlay.py`), for that answer only.
 """
 
@@ -23,6 +24,7 @@ from IPython.core.error import UsageError
 
 from .context import context_text
 from .overlay import explain_rules
+from .review import wait_for_review
 
 if TYPE_CHECKING:
     from ..magics.grammar import Magic
@@ -99,6 +101,7 @@ async def run(magics: Magic, args: list[str], kind: Kind) -> None:
     if kind == "explain":
         options["permission"] = explain_rules(ws)
     release = agent.pending.force_review(session_id) if kind == "fix" else None
+    latest = agent.pending.latest
     try:
         await agent.prompt("", agent=name, model=request.model, session=session_id, parts=parts, options=options)
     except BaseException:
@@ -107,6 +110,8 @@ async def run(magics: Magic, args: list[str], kind: Kind) -> None:
     finally:
         if release is not None:
             release()  # what the run proposed stays pending; later prompts follow `review:` again
+    if kind == "fix":
+        await wait_for_review(agent, session_id, latest)
 
 
 def _check_start(magics: Magic, agent: str, model: str | None) -> None:

@@ -126,7 +126,23 @@ class PendingChanges:
         """(turn id, anchor) → the cell the latest accepted insert of that turn at that place became."""
         self._deciding: set[int] = set()
         """Changes being applied now: a second decision (the page and a magic at once) leaves them alone."""
+        self._listeners: list[Callable[[Decision], None]] = []
         """(turn id, anchor) → the cell the latest accepted insert of that turn at that place became."""
+
+    def listen(self, callback: Callable[[Decision], None]) -> Callable[[], None]:
+        """Call `callback` with each decision as it is made (on the kernel's loop), until the returned function
+        is called: a Fix run that waits for its changes to be decided says each one as it comes."""
+        self._listeners.append(callback)
+
+        def stop() -> None:
+            if callback in self._listeners:
+                self._listeners.remove(callback)
+
+        return stop
+
+    def _decided(self, decision: Decision) -> None:
+        for listener in list(self._listeners):
+            listener(decision)
 
     # ------------------------------------------------------------------------------------------ review mode
 
@@ -191,6 +207,7 @@ class PendingChanges:
         for earlier in superseded:
             earlier.state = "gone"
             earlier.said = f"C{earlier.named[1:]} was replaced by change {change.n}, proposed for the same cell."
+            self._decided(Decision(earlier.n, "gone", earlier.said))
         self.changes.append(change)
         if change.turn is not None:
             change.turn.proposed = True
@@ -232,6 +249,16 @@ class PendingChanges:
     def pending(self) -> list[PendingChange]:
         return [c for c in self.changes if c.state == "pending"]
 
+    @property
+    def latest(self) -> int:
+        """The number of the latest change proposed in this kernel (0: none yet)."""
+        return self.changes[-1].n if self.changes else 0
+
+    def waiting_for(self, session_id: str, after: int) -> list[PendingChange]:
+        """The changes still pending that `session_id` (or a subagent of it) proposed after change `after`."""
+        root = self._root(session_id)
+        return [c for c in self.pending() if c.n > after and self._root(c.session_id) == root]
+
     def pending_cells(self) -> dict[str, int]:
         return {c.cell_id: c.n for c in self.pending() if c.cell_id is not None}
 
@@ -271,6 +298,7 @@ class PendingChanges:
         try:
             for change in chosen:
                 decisions.append(await self._decide(change, accept, rerun=rerun, force=force))
+                self._decided(decisions[-1])
         finally:
             self._deciding.difference_update(c.n for c in chosen)
         if chosen:

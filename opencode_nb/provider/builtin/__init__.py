@@ -3,9 +3,10 @@
 It needs no API key and no script: the scripted provider uses it when `provider.scripted.script` is not set.
 It plays the weather-stats scenario (find and fix a wrong average, with a subagent, plan mode, an edit
 behind an ask and a self-check) when the prompt is about that average, the data-exploration scenario when
-it is about `df`, and otherwise says plainly what it is and what it can show. Every answer is derived from
-the session's own messages, so each session plays its scenario from the beginning and follows what
-actually happened (a rejected edit, a failing check).
+it is about `df`, the Fix/Explain scenario (`fix.py`: a wrong column or variable name) for a `%agent fix` or
+`%agent explain` of a failed cell, and otherwise says plainly what it is and what it can show. Every answer
+is derived from the session's own messages, so each session plays its scenario from the beginning and
+follows what actually happened (a rejected edit, a failing check).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from ...errors import ProviderError
 from ..request import LLMRequest
-from . import data, weather
+from . import data, fix, weather
 
 DEMO = "demo"
 """The model id of the demo: `scripted/demo`."""
@@ -49,9 +50,14 @@ class DemoModel:
             return weather.explore(request)
         if agent == "plan":
             return weather.plan(request) or _intro(request)
+        # A Fix or Explain prompt carries the cell's context, whose words (a frame named `df`, an average) must
+        # not start another scenario.
+        failed = fix.build(request)
+        if failed is not None:
+            return failed
         if forced:
             return data.build(request, forced=True) or _intro(request)
-        return weather.build(request) or data.build(request) or _intro(request)
+        return weather.build(request) or data.build(request) or fix.acknowledged(request) or _intro(request)
 
 
 class BuiltinDemo(DemoModel):
