@@ -61,10 +61,10 @@ def test_a_plan_steps_edits_under_review_wait_in_their_cells_and_land_one_by_one
     before = saved(lab, name)
 
     run(lab, 3)
-    lab.wait_output(3, "Proposed a label for each sum.")
+    lab.wait_output(3, "Proposed a label for each sum.", timeout=120)
     first, second = (lab.cell(i).locator(".ocnb-pending") for i in (1, 2))
-    first.wait_for(timeout=15_000)
-    second.wait_for(timeout=15_000)
+    first.wait_for(timeout=60_000)
+    second.wait_for(timeout=60_000)
     assert first.locator(".ocnb-diff-added").all_inner_texts() == ["+print('a =', a)"]
     assert second.locator(".ocnb-diff-added").all_inner_texts() == ["+print('b =', b)"]
     assert [source(lab, i) for i in (1, 2)] == [FIRST, SECOND], "proposed, not made"
@@ -73,10 +73,10 @@ def test_a_plan_steps_edits_under_review_wait_in_their_cells_and_land_one_by_one
     assert "ocnb-pending" not in json.dumps(now), "the panels are never saved"
 
     first.get_by_role("button", name="Accept", exact=True).click()
-    lab.cell(1).locator(".ocnb-decided").wait_for(timeout=30_000)
-    lab.wait_output(1, "a = 3")
+    lab.cell(1).locator(".ocnb-decided").wait_for(timeout=60_000)
+    lab.wait_output(1, "a = 3", timeout=60)
     second.get_by_role("button", name="Reject", exact=True).click()
-    lab.cell(2).locator(".ocnb-decided").wait_for(timeout=30_000)
+    lab.cell(2).locator(".ocnb-decided").wait_for(timeout=60_000)
     assert lab.notebook.locator(".ocnb-pending").count() == 0
     after = saved(lab, name)
     assert json.loads(after[ids[1]])["source"] == labelled(FIRST), "the accepted edit landed"
@@ -85,9 +85,9 @@ def test_a_plan_steps_edits_under_review_wait_in_their_cells_and_land_one_by_one
 
     # The accepted edit is part of the step's run: that card's Undo takes it back.
     undo = lab.cell(3).locator(".ocnb-undo-button")
-    undo.wait_for(timeout=15_000)
+    undo.wait_for(timeout=60_000)
     assert "1 cell edited" in lab.cell(3).locator(".ocnb-undo").inner_text()
     undo.click()
-    lab.cell(3).locator(".ocnb-undone").wait_for(timeout=15_000)
+    lab.cell(3).locator(".ocnb-undone").wait_for(timeout=60_000)
     assert [source(lab, i) for i in (1, 2)] == [FIRST, SECOND]
     assert lab.page.evaluate(f"() => {NOTEBOOK_JS}.model.cells.length") == 4
