@@ -6,6 +6,7 @@ accepted one changed, and the step's Undo puts it back."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -15,6 +16,8 @@ from .test_pending_panels import NOTEBOOK_JS, configure, run, source, write
 
 pytestmark = pytest.mark.e2e
 
+SAVE_SETTLE_S = 1.5
+"""Longer than the extension's save delay (save.ts, 400 ms) and its save."""
 SLUG = "e2e-review"
 PLAN = """# Tidy the two sums
 
@@ -38,7 +41,10 @@ def labelled(text: str) -> str:
 
 
 def saved(lab: Lab, name: str) -> dict[str, str]:
-    """Each cell of the saved file, as canonical JSON, by id."""
+    """Each cell of the saved file, as canonical JSON, by id. The extension saves shortly after each change the
+    kernel makes; a Ctrl+S while that save is in flight makes JupyterLab ask about a file "changed on disk", so
+    the extension's save is let finish first."""
+    time.sleep(SAVE_SETTLE_S)
     lab.save()
     return {c["id"]: json.dumps(c, sort_keys=True) for c in lab.read_notebook(name)["cells"]}
 
