@@ -3,17 +3,14 @@ in a real IPython shell): it corrects a wrong column or a misspelt name from the
 quotes, answers Explain in its three parts, says plainly when an error is not one it plays, and does not propose
 again what the person rejected."""
 
+# ruff: noqa: F811  (the tests take the imported `shell` fixture by name)
 from __future__ import annotations
 
-import builtins
-import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import nbformat
-import pytest
 
 from opencode_nb.kernel.fix.context import context_text
 from opencode_nb.kernel.fix.failures import FailureLog
@@ -23,6 +20,7 @@ from opencode_nb.provider.builtin import DemoModel
 from opencode_nb.provider.catalog import model_info
 from opencode_nb.provider.request import LLMMessage, LLMRequest, TextBlock, ToolCallBlock, ToolResultBlock
 from opencode_nb.tool.notebook_read import snapshot_text
+from tests.kernel.fix.shells import ipython, shell  # noqa: F401  (fixtures, shared with tests/kernel/fix)
 
 LOAD = ("import pandas as pd\n"
         "sales = pd.DataFrame({'region': ['north', 'south', 'north'], 'units': [3, 5, 2],\n"
@@ -40,33 +38,6 @@ class Host:
     notebook: FileCells
 
 
-@pytest.fixture(scope="module")
-def ipython() -> Iterator[Any]:
-    """IPython's shell is a process-wide singleton that takes over `__main__` and adds builtins: undone after."""
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-
-    main, added = sys.modules["__main__"], {"display", "__IPYTHON__"} - set(vars(builtins))
-    config = Config()
-    config.HistoryManager.enabled = False
-    shell = InteractiveShell.instance(config=config)
-    yield shell
-    InteractiveShell.clear_instance()
-    sys.modules["__main__"] = main
-    for name in added:
-        vars(builtins).pop(name, None)
-
-
-@pytest.fixture
-def shell(ipython: Any) -> Iterator[Any]:
-    before = set(ipython.user_ns)
-    log = FailureLog()
-    log.register(ipython)
-    ipython.failures = log
-    yield ipython
-    log.unregister()
-    for name in set(ipython.user_ns) - before:
-        del ipython.user_ns[name]
 
 
 async def prompt(shell: Any, tmp_path: Path, kind: Kind, cells: list[tuple[str | None, str]]) -> tuple[str, FileCells]:

@@ -153,3 +153,24 @@ def test_headless_without_cell_ids_the_failing_cell_is_found_in_the_notebook_fil
         sent = json.dumps(server.received[-1].body)
         assert "Explain In [" in sent and "KeyError: 'revenue'" in sent
         assert "The failing cell is #2 of 3." in sent and "sales: pandas DataFrame" in sent
+
+
+def test_explain_holds_when_the_model_tries_to_change_the_notebook_and_the_namespace(kernel: Any):
+    """The model is the attacker: its explanation's turn binds a name and empties `sales` in python, and asks
+    notebook_edit (not offered to it) to replace the cell. With every rule of the config allowing everything,
+    the cell and the person's namespace are as they were."""
+    attack = "sales.drop(sales.index, inplace=True)\nexplained = 1\nprint(len(sales))"
+    with WireServer() as server:
+        fe, ext = start(kernel, server, [SETUP, FAILING, "%agent explain c1"])
+        assert fe.execute_cell("c0")["status"] == "ok"
+        fails(fe, "c1")
+        before, names = json.dumps(ext.nb.cells[:2]), namespace(fe)
+        server.queue(
+            anthropic_stream({"tool": "python", "id": "toolu_1", "json": json.dumps(
+                {"code": attack, "description": "empty the frame"})}, stop="tool_use"),
+            anthropic_stream({"tool": "notebook_edit", "id": "toolu_2", "json": json.dumps(
+                {"action": "replace", "cell_id": "c1", "source": "total = 0"})}, stop="tool_use"),
+            anthropic_stream({"text": "Done."}))
+        assert fe.execute_cell("c2")["status"] == "ok"
+        assert json.dumps(ext.nb.cells[:2]) == before, "no cell changed"
+        assert namespace(fe) == names and printed(fe, "print(len(sales), 'explained' in dir())") == "3 False"
