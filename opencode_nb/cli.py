@@ -142,6 +142,9 @@ def config_command(directory: Path, action: str) -> int:
             from .sandbox.status import sandbox_status
 
             print("OS sandbox of shell commands: " + sandbox_status(ws.sandbox.mode, ws.sandbox.binary).line)
+            print(ws.store_journaling.notice())
+            for notice in ws.managed_notices():
+                print(notice)
         held = ws.config_held
         if held is None:
             print("The configuration files are in force as they are; no change waits for confirmation.")

@@ -39,6 +39,7 @@ from .errors import NotFoundError, OpencodeNbError
 from .mcp.entries import secret_values
 from .mcp.servers import McpServers
 from .permission.events import PermissionAsked, PermissionReplied, PermissionRequest, Reply
+from .permission.managed import ManagedRules
 from .permission.service import PermissionService
 from .permission.unattended import decide, policy_from_env
 from .provider.registry import ProviderRegistry
@@ -54,6 +55,7 @@ from .session.models import AssistantMessage, Part, TextPart
 from .session.result import PromptResult, UnattendedDecision
 from .session.service import SessionService
 from .session.store.database import SessionStore
+from .session.store.journaling import Journaling
 from .tool.base import OUTPUT_FOLDER
 from .tool.context import CellReview, KernelBridge, NotebookAccess
 from .tool.registry import ToolRegistry, default_registry
@@ -151,18 +153,29 @@ class Workspace:
             refused=self.loaded.refused,
             notebook=notebook_defaults,
         )
-        self.store = SessionStore(self.store_path)
+        self.store_journaling = Journaling.for_file(self.store_path, self.env, self.config.store.journal)
+        """The SQLite store's journal mode, chosen from the filesystem its file is on; `.notice()` says which."""
+        store_url = self.env.get("OPENCODE_NB_STORE_URL") or self.config.store.url
+        """A PostgreSQL server to keep the store in (`store.url`, `$OPENCODE_NB_STORE_URL` first); None: the file."""
+        self.store = SessionStore(self.store_path, self.store_journaling, url=store_url or None,
+                                  url_source="$OPENCODE_NB_STORE_URL" if self.env.get("OPENCODE_NB_STORE_URL")
+                                  else "store.url")
         self.sessions = SessionService(self.store, self.bus, directory=self.directory)
-        self.permissions = PermissionService(self.bus, tree=self.sessions, policy=self._unattended_permission)
+        self.permissions = PermissionService(
+            self.bus, tree=self.sessions, policy=self._unattended_permission,
+            managed=ManagedRules(self.loaded.managed) if self.loaded.managed is not None else None)
+        """Asks and grants; the managed file's deny and ask are checked there above every other rule."""
         self.questions = QuestionService(self.bus, policy=self._unattended_question)
-        self.providers = ProviderRegistry(self.config, self.env, base_dir=self.root)
+        self.providers = ProviderRegistry(self.config, self.env, base_dir=self.root, managed=self.loaded.managed)
         self.skills = Skills(self.directory, self.loaded.global_dir)
         """The skills of this directory (`SKILL.md` folders), read again when their files change."""
         self.tools: ToolRegistry = default_registry(self.skills)
         self.sandbox = ShellSandbox(self.config.sandbox, binary=self.env.get(BWRAP_ENV), writable=[
             self.root, self.data_dir / OUTPUT_FOLDER, Path(tempfile.gettempdir()) / "opencode_nb"],
             protected=Protected(self.root, self.directory, self.loaded.global_dir,
-                                instructions=lambda: self.loaded.instruction_files), alive=self.config_guard.running,
+                                instructions=lambda: self.loaded.instruction_files,
+                                managed=self.loaded.managed.path if self.loaded.managed else None),
+            alive=self.config_guard.running,
             caches=caches.project_folder(self.data_dir, self.root))
         """The OS sandbox of shell commands: what they may write, and whether one exists here (`sandbox`). Every
         process it launches is a run in flight for the config guard while it lives (`sandbox/treatment.py`), and
@@ -317,6 +330,16 @@ class Workspace:
         what permission patterns and protected paths are judged from. Relative paths and commands start at
         `directory` (a notebook's folder) instead."""
         return self.loaded.root
+
+    def managed_notices(self) -> list[str]:
+        """What the config views say of the administrator's managed file: that it is in force, and what of the
+        other sources it overrides or refuses."""
+        managed = self.loaded.managed
+        if managed is None:
+            return []
+        return [f"managed configuration in force: {managed.path}; the values marked managed, and its deny and ask "
+                "rules, cannot be loosened by any other file, %config, the environment or an approval",
+                *self.loaded.managed_notes]
 
     @property
     def warnings(self) -> list[str]:

@@ -28,7 +28,8 @@ class Setting:
     value: Any
     """A scalar or a list of scalars; mappings are walked into, so they never appear here."""
     source: str
-    """`default`, or `file:line` of the source that set it last, with `, from $NAME` for a variable read."""
+    """`default`, or `file:line` of the source that set it last, with `, from $NAME` for a variable read;
+    `managed: file:line` for a value of the managed file."""
 
 
 def explain(loaded: LoadedConfig, *, fallbacks: dict[str, tuple[Any, str]] | None = None) -> list[Setting]:
@@ -75,5 +76,7 @@ def source_of(loaded: LoadedConfig, path: KeyPath) -> str:
         return DEFAULT
     source, line = loaded.origins[path]
     where = place(source, line)
+    if loaded.managed is not None and source == str(loaded.managed.path):
+        where = f"managed: {where}"  # set by the administrator: no other source can change it
     names = loaded.env_refs.get(path)
     return f"{where}, from {', '.join('$' + n for n in names)}" if names else where

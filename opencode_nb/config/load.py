@@ -33,6 +33,7 @@ from typing import Any
 
 from ..errors import ConfigError, ConfigWarning
 from .layer import KeyPath, Layer, Origins, place
+from .managed import Managed, check_config, filter_mcp, loosening_notices, read_managed
 from .merge import merge, plain, substitute
 from .parse import read_config_file, read_definition
 from .paths import discover, expand_home, global_config_dir, project_root, resolve_instructions
@@ -81,6 +82,10 @@ class LoadedConfig:
     refused: dict[str, str] = field(default_factory=dict)
     """Agents refused because a key that looked like a restriction was none (restricting.py), each with the
     problem; they are disabled in `config`."""
+    managed: Managed | None = None
+    """The administrator's policy (managed.py), merged last and enforced above everything; None without one."""
+    managed_notes: list[str] = field(default_factory=list)
+    """What the managed file overrides or refuses in the other sources, as said once at load (also in warnings)."""
     stamp: Stamp = ()
     """The files as they were when read (`stamp_files`): `changed()` compares them with the disk."""
 
@@ -127,6 +132,7 @@ def load_config(
         ConfigError: a file does not parse, or a value is invalid (names file, line, key and the fix).
     """
     env = dict(os.environ if env is None else env)
+    managed = read_managed()  # a broken managed file stops everything: failing open would drop the policy
     directory = Path(directory).expanduser().resolve()
     if not directory.is_dir():
         raise ConfigError(directory, hint="is not a directory; give the project or notebook directory")
@@ -155,6 +161,11 @@ def load_config(
         notes += drop_unknown(layer, unknown)
         substitute(layer, env, notes, problems, root=root)
         merge(merged, layer, origins)
+    managed_notes: list[str] = []
+    if managed is not None:
+        managed_notes = loosening_notices(managed, merged, origins)
+        notes += managed_notes
+        merge(merged, managed.config_layer(), origins)
     for name in refused:  # whatever any file says of it, a refused agent does not run
         merged.setdefault("agent", {})[name] = {"disable": True}
     notes += [str(problem) for problem in refused.values()]
@@ -173,6 +184,13 @@ def load_config(
         everything = problems + [u for u in unknown if not any(p.path == u.path and p.line == u.line
                                                                for p in problems)]
         raise ConfigError.combine(sorted(everything, key=lambda p: (order.get(p.path or "", -1), p.line or 0)))
+    if managed is not None:
+        servers, off = filter_mcp(managed, config)
+        config = config.model_copy(update={"mcp": servers})
+        refusals = [str(p) for p in check_config(managed, config)]
+        _warn(off + refusals)
+        notes += off + refusals
+        managed_notes += off + refusals
     base_dirs = {layer.source: layer.base_dir for layer in layers if layer.base_dir is not None}
     instruction_files, missing = _instruction_files(config, origins, base_dirs, root, env)
     _warn(missing)
@@ -180,7 +198,8 @@ def load_config(
         config=config, root=root, directory=directory, global_dir=global_dir, agents=config.agent,
         commands=config.command, sources=[layer.path for layer in layers if layer.path is not None],
         warnings=notes + missing, instruction_files=instruction_files, origins=origins, env_refs=env_refs,
-        file_refs=file_refs, extra=extra, stamp=stamp, refused={name: str(p) for name, p in refused.items()},
+        file_refs=file_refs, extra=extra, stamp=stamp, managed=managed, managed_notes=managed_notes,
+        refused={name: str(p) for name, p in refused.items()},
     )
 
 

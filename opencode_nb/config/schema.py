@@ -177,6 +177,18 @@ class CheckpointsConfig(Section):
     """How many turns of the project keep their checkpoints; the oldest are pruned first."""
 
 
+class StoreConfig(Section):
+    """Where sessions are kept and how: `store: {journal: auto, url: null}`."""
+
+    journal: Literal["auto", "wal", "rollback"] = "auto"
+    """The SQLite file's journal: `auto` uses WAL on local disk and a rollback journal with one writer at a time
+    on network and FUSE filesystems (NFS, CIFS/SMB, Lustre, GPFS, CephFS, FUSE), where WAL is unsafe; `wal` or
+    `rollback` force one. `$OPENCODE_NB_STORE_JOURNAL` overrides it."""
+    url: str | None = None
+    """A PostgreSQL server to keep sessions in instead of the SQLite file, `postgresql://user@host/db` (put a
+    password in `{env:NAME}`, or in the environment as `$OPENCODE_NB_STORE_URL`); null: the SQLite file."""
+
+
 class McpConfig(Section):
     """One MCP server, in OpenCode's shape: `{type: local, command: [...], environment: {...}}` runs a program
     (inside the OS sandbox, like a shell command); `{type: remote, url, headers: {...}}` connects over streamable
@@ -243,6 +255,8 @@ class Config(Section):
     """MCP servers whose tools agents may use, named `<server>_<tool>`; see `McpConfig`."""
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
     """Recording of file checkpoints for undo: `checkpoints: {enabled: true, max_file_mb: 20, keep_turns: 100}`."""
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    """The session store: its SQLite journal mode, or a PostgreSQL URL (see `StoreConfig`)."""
     sandbox: SandboxMode = "auto"
     """The OS sandbox for shell commands and spawned workers: `auto` confines them where this machine can
     (bubblewrap on Linux, sandbox-exec on macOS) and says once per session where it cannot; `required`

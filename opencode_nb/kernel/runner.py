@@ -206,7 +206,7 @@ class NotebookAgent:
         from .notebook.records import TurnRecords, bound_by
 
         self.journal.keep_in(TurnRecords(ws.store_path, str(ws.root), lambda: self.notebook_path,
-                                         names_of=bound_by(bridge.live)))
+                                         names_of=bound_by(bridge.live), journaling=ws.store_journaling))
         if self.presence.mode == "terminal":
             from .magics.terminal import wire
 

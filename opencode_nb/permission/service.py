@@ -30,7 +30,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import id as ids
 from ..bus import Bus
@@ -39,6 +39,9 @@ from ..handoff import run_on
 from .events import DecidedBy, PermissionAsked, PermissionReplied, PermissionRequest, Reply, ToolRef
 from .rules import Action, Grant, Rule, Ruleset, as_ruleset, evaluate
 from .wildcard import wildcard_match
+
+if TYPE_CHECKING:
+    from .managed import ManagedRules
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +79,8 @@ class _Pending:
     root: str
     future: asyncio.Future[None]
     loop: asyncio.AbstractEventLoop
+    held: bool = False
+    """A managed rule asks for this call: only a person's reply to it counts, never a grant."""
 
 
 class PermissionService:
@@ -86,8 +91,11 @@ class PermissionService:
         tree: GrantStore | None = None,
         policy: Policy | None = None,
         timeout_s: float | None = None,
+        managed: ManagedRules | None = None,
     ) -> None:
         self.bus = bus
+        self.managed = managed
+        """The administrator's policy: its deny and ask are decided here before, and above, every other rule."""
         self.tree = tree
         self.policy = policy
         self.timeout_s = timeout_s
@@ -122,13 +130,17 @@ class PermissionService:
             RejectedError: the person (or a timeout) refused.
         """
         patterns = list(patterns)
+        held, by = self.managed.decide(permission, patterns) if self.managed is not None else (None, None)
+        if held == "deny" and self.managed is not None and by is not None:
+            raise DeniedError([by], reason=f"The administrator's managed configuration ({self.managed.path}) denies "
+                              f"{permission} {by.pattern!r}; no setting here can allow it. Do without it.")
         rules = deciding_rules(permission, as_ruleset(ruleset))
         root = self._root(session_id)
         granted = self._granted(root, agent, permission)
         decisions = [evaluate(permission, p, rules, granted).action for p in patterns]
         if "deny" in decisions:
             raise DeniedError([r for r in rules if wildcard_match(permission, r.permission)])
-        if decisions and all(d == "allow" for d in decisions) and not always_ask:
+        if decisions and all(d == "allow" for d in decisions) and not always_ask and held != "ask":
             return
         request = PermissionRequest(
             id=ids.ascending("permission"),
@@ -142,12 +154,14 @@ class PermissionService:
         )
         if self.policy is not None:
             decision = self.policy(request)
+            if held == "ask" and decision == "allow":
+                decision = "deny"  # the managed ask wants a person; a policy for nobody present cannot be one
             if decision == "allow" or decision == "deny":
                 self.bus.publish(PermissionAsked(request=request))  # so transcripts show what was decided
                 self._decide_by_policy(request, decision)
                 return
         loop = asyncio.get_running_loop()
-        pending = _Pending(request, rules, root, loop.create_future(), loop)
+        pending = _Pending(request, rules, root, loop.create_future(), loop, held=held == "ask")
         with self._lock:
             self._pending[request.id] = pending
         self.bus.publish(PermissionAsked(request=request))
@@ -199,7 +213,7 @@ class PermissionService:
                 run_on(other.loop, _fail, other.future, RejectedError())
             return
         _succeed(pending.future)
-        if reply == "always":
+        if reply == "always" and not pending.held:
             self._grant(pending.root, [
                 Grant(agent=request.agent, permission=request.permission, pattern=p) for p in request.always
             ])
@@ -211,6 +225,8 @@ class PermissionService:
 
     def _now_allowed(self, pending: _Pending) -> bool:
         request = pending.request
+        if pending.held:
+            return False
         granted = self._granted(pending.root, request.agent, request.permission)
         return all(
             evaluate(request.permission, p, pending.ruleset, granted).action == "allow" for p in request.patterns

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..config.managed import Managed, model_refusal
 from ..config.schema import Config, ProviderConfig
 from ..errors import ConfigError, ProviderError
 from ..secrets import ENV_REFERENCE
@@ -51,14 +52,17 @@ class ModelIdError(ConfigError):
 
 
 class ProviderRegistry:
-    def __init__(self, config: Config, env: Mapping[str, str] | None = None, *, base_dir: Path | None = None) -> None:
+    def __init__(self, config: Config, env: Mapping[str, str] | None = None, *, base_dir: Path | None = None,
+                 managed: Managed | None = None) -> None:
         """
         Args:
             config: the validated configuration (`provider.<id>` sections are read from it).
             env: where default API keys are looked up; the process environment when None.
             base_dir: the project root, against which a scripted provider's script path is resolved.
+            managed: the administrator's policy, whose provider, model and base URL lists refuse the others.
         """
         self.config = config
+        self.managed = managed
         self._env = os.environ if env is None else env
         self.base_dir = base_dir
         self._providers: dict[str, Provider] = {}
@@ -119,6 +123,12 @@ class ProviderRegistry:
         info = self._infos.get(model_id)
         provider_id, model = self.check_model(model_id) if info is None else self.check_model_id(model_id)
         settings = self.config.provider.get(provider_id, ProviderConfig())
+        refusal = model_refusal(self.managed, model_id)
+        if refusal is None and self.managed is not None and settings.base_url \
+                and not self.managed.allowed(self.managed.policy.base_urls, settings.base_url):
+            refusal = self.managed.refusal("base URL", settings.base_url, "base_urls")
+        if refusal is not None:
+            raise ModelIdError(model_id, refusal)
         kind = self._kind(provider_id, settings)
         if info is None:
             family = None if kind in ("openai-compatible", "registered") else kind

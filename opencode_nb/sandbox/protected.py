@@ -105,6 +105,8 @@ class Protected:
     instructions: Callable[[], Iterable[Path]] | None = None
     """The files the config's `instructions` entries name, globs expanded when the config was loaded
     (`LoadedConfig.instruction_files`): those inside the project are protected as `AGENTS.md` is."""
+    managed: Path | None = None
+    """The administrator's managed configuration file, wherever it is: no agent writes it."""
 
     def paths(self) -> list[Path]:
         """Every protected path, existing or not, as an absolute path with the project's links resolved."""
@@ -127,6 +129,8 @@ class Protected:
                 found.append(real)
         if self.global_dir is not None:
             found.append(Path(os.path.realpath(self.global_dir)))
+        if self.managed is not None:
+            found.append(Path(os.path.realpath(self.managed)))
         unique: list[Path] = []
         for path in found:
             if path not in unique:

@@ -249,6 +249,8 @@ class SessionLoop:
         setup = state.setup.get(key)
         if setup is None:
             ruleset = merge(agent.permission, deps.sessions.get(state.session_id).permission, user.permission)
+            if deps.permissions.managed is not None:  # its deny and ask last: tools it turns off are not offered
+                ruleset = merge(ruleset, deps.permissions.managed.strict)
             tools_now = self.tools_for(agent, ruleset, user)
             specs = [t.spec_for(agent, deps.agents) for t in tools_now.values()]
             setup = StepSetup(ruleset, tools_now, self._system(state, agent, model_id, user),

@@ -217,6 +217,7 @@ def _config(magics: Magic, args: list[str]) -> Shown:
     if ws.config_held is not None:
         notices.append("a change of the files loosens what agents may do and waits for you: it is not in "
                        "force; %agent config accept applies it, %agent config keep keeps this one")
+    notices += ws.managed_notices()
     return listing.config(ws, explain_settings(magics.agent.settings), notices)
 
 

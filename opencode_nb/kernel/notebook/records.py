@@ -9,8 +9,9 @@ A new kernel for the same notebook (same project, same notebook path) reads the 
 bindings are not kept: their values lived in the old kernel; a run read back is a `GoneRun` naming what it
 bound, so the undo can say those names went with that kernel.
 
-Each call opens its own short connection to the store's file (WAL: it never blocks the session store's
-readers) and runs one statement.
+Each call opens its own short connection to the store's file, in the store's journal mode (`journaling`: WAL on
+local disk, where it never blocks the session store's readers; on a network filesystem a rollback journal whose
+writers queue on the store's writer lock), and runs one statement.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...session.store.journaling import Journaling
 from .journal import KEEP_TURNS, Deleted, Files, GoneRun, Inserted, LiveRun, Reinsert, Replaced, Restored, Turn, Undone
 
 if TYPE_CHECKING:
@@ -48,8 +50,10 @@ class TurnRecords:
     """The kept turns of one notebook of one project, in the store file at `path`."""
 
     def __init__(self, path: Path, project: str, notebook: Callable[[], str | None], *,
-                 names_of: Callable[[str], list[str]] | None = None) -> None:
+                 names_of: Callable[[str], list[str]] | None = None, journaling: Journaling | None = None) -> None:
         self.path, self.project, self.notebook = path, project, notebook
+        self.journaling = journaling if journaling is not None else Journaling.for_file(path)
+        """The session store's journal mode (pass the open store's `journaling`, so its override holds here too)."""
         self.names_of = names_of
         """The names a live run of this kernel bound, kept so a later kernel can say they are gone."""
         self._names: dict[str, tuple[str, ...]] = {}
@@ -65,7 +69,7 @@ class TurnRecords:
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        db = self.journaling.connect()
         try:
             yield db
         finally:

@@ -4,6 +4,8 @@ Rows hold the whole model as JSON plus the few columns we query by. `SessionStor
 use; it is put together from modules with one job each:
 
 - `connection`: a connection per thread, transactions, why WAL (every write is one transaction);
+- `filesystem` / `journaling`: which filesystem the file is on, and so its journal mode (WAL on local disk, a
+  rollback journal with queued writers on network and FUSE filesystems) and the notice that says so;
 - `schema`: the tables and the migrations that bring an older file up to them;
 - `reads` / `writes`: the queries, each half a base class of `SessionStore`;
 - `checkpoints`: file checkpoints per turn, and the turns an undo hid;

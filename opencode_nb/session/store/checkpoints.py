@@ -45,21 +45,23 @@ class StoreCheckpoints(StoreConnections):
 
     def turn_heads(self, session_id: str) -> list[TurnHead]:
         """Every turn's prompt, hidden ones included, oldest first, without loading the history."""
+        d = self.dialect
         rows = self._db().execute(
-            "SELECT m.id, json_extract(m.data, '$.created_at'), "
-            "  (SELECT json_extract(p.data, '$.text') FROM parts p WHERE p.message_id = m.id "
-            "   AND json_extract(p.data, '$.type') = 'text' ORDER BY p.id LIMIT 1) "
-            "FROM messages m WHERE m.session_id = ? AND json_extract(m.data, '$.role') = 'user' "
-            "AND NOT COALESCE(json_extract(m.data, '$.synthetic'), 0) ORDER BY m.id",
+            f"SELECT m.id, {d.number('m.data', '$.created_at')}, "
+            f"  (SELECT {d.json('p.data', '$.text')} FROM parts p WHERE p.message_id = m.id "
+            f"   AND {d.json('p.data', '$.type')} = 'text' ORDER BY p.id LIMIT 1) "
+            f"FROM messages m WHERE m.session_id = ? AND {d.json('m.data', '$.role')} = 'user' "
+            f"AND NOT {d.flag('m.data', '$.synthetic')} ORDER BY m.id",
             (session_id,),
         ).fetchall()
         return [TurnHead(r[0], float(r[1] or 0.0), r[2] or "") for r in rows]
 
     def latest_turn(self, session_id: str) -> str | None:
         """The message id of the session's newest prompt (not synthetic), or None."""
+        d = self.dialect
         return self._one(
-            "SELECT id FROM messages WHERE session_id = ? AND json_extract(data, '$.role') = 'user' "
-            "AND NOT COALESCE(json_extract(data, '$.synthetic'), 0) ORDER BY id DESC LIMIT 1",
+            f"SELECT id FROM messages WHERE session_id = ? AND {d.json('data', '$.role')} = 'user' "
+            f"AND NOT {d.flag('data', '$.synthetic')} ORDER BY id DESC LIMIT 1",
             (session_id,),
         )
 
@@ -75,7 +77,7 @@ class StoreCheckpoints(StoreConnections):
         cursor = self._db().execute(
             "INSERT INTO checkpoint_turns (session_id, message_id, before_tree, after_tree, skipped, created_at) "
             "VALUES (?1, ?2, ?3, ?3, ?4, ?5) ON CONFLICT (message_id) DO UPDATE SET before_tree = ?3, "
-            "after_tree = COALESCE(after_tree, ?3) WHERE before_tree IS NULL",
+            "after_tree = COALESCE(checkpoint_turns.after_tree, ?3) WHERE checkpoint_turns.before_tree IS NULL",
             (session_id, message_id, tree, json.dumps(skipped), at),
         )
         return cursor.rowcount > 0

@@ -10,16 +10,19 @@ parts as errors, both saying "interrupted: the process running it ended". An own
 (another kernel on the same file, or another store open in this process) is left alone, however old its
 run. A store closed (or a process that exits) with a run unfinished leaves it to the next store opened
 likewise. Rows from before owners were recorded have the owner '' and count as dead. Where `flock` does not
-exist (Windows), other owners always count as alive.
+exist (Windows), other owners always count as alive. On PostgreSQL the lock is an advisory lock of the server
+instead of a file (`postgres.PostgresOwnerLock`); the finalising is the same.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-import sqlite3
+import weakref
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 from ..models import (
     AssistantMessage,
@@ -47,9 +50,18 @@ _LIVE_OWNERS: set[str] = set()
 even where a file system's `flock` does not exclude two descriptors of one process."""
 
 
-def finalise_leftovers(db: sqlite3.Connection, path: Path, owners_dir: Path, owner: str) -> tuple[int, list[str]]:
+def live_here(owner: str, live: bool = True) -> None:
+    """Count `owner` as open in this process (or no longer), whatever its lock is."""
+    if live:
+        _LIVE_OWNERS.add(owner)
+    else:
+        _LIVE_OWNERS.discard(owner)
+
+
+def finalise_leftovers(db: Any, path: Path | str, owner: str, alive: Callable[[str], bool]) -> tuple[int, list[str]]:
     """Register `owner` and finish what dead owners left unfinished, inside the caller's transaction (so
-    two stores opening at once never finalise the same rows twice).
+    two stores opening at once never finalise the same rows twice). `alive(other)` asks the lock of another
+    owner (its lock file, or its advisory lock on the server); owners open in this process are never asked.
 
     Returns:
         How many messages were finalised, and the dead owners whose rows went: their lock files are for the
@@ -62,7 +74,7 @@ def finalise_leftovers(db: sqlite3.Connection, path: Path, owners_dir: Path, own
     owners = {row[0] for row in db.execute("SELECT DISTINCT owner FROM messages WHERE owner IS NOT NULL")}
     owners |= {row[0] for row in db.execute("SELECT id FROM owners")}
     for other in sorted(owners - {owner}):
-        if owner_alive(owners_dir, other):
+        if other in _LIVE_OWNERS or (other and alive(other)):
             continue
         rows = db.execute("SELECT id, data FROM messages WHERE owner = ?", (other,)).fetchall()
         for message_id, data in rows:
@@ -72,7 +84,7 @@ def finalise_leftovers(db: sqlite3.Connection, path: Path, owners_dir: Path, own
     return finalised, gone
 
 
-def _finalise_message(db: sqlite3.Connection, path: Path, message_id: str, data: str) -> int:
+def _finalise_message(db: Any, path: Path | str, message_id: str, data: str) -> int:
     try:
         message = message_adapter.validate_json(data)
     except ValueError as exc:
@@ -104,6 +116,23 @@ def _finalise_message(db: sqlite3.Connection, path: Path, message_id: str, data:
             "error": MessageError(kind="aborted", message=f"The run was {INTERRUPTED}.")})
     db.execute("UPDATE messages SET data = ?, owner = NULL WHERE id = ?", (row_json(message), message_id))
     return 1
+
+
+class FileOwnerLock:
+    """This store's owner lock beside a SQLite file: `<store>.owners/<owner>.lock`, held with `flock`."""
+
+    def __init__(self, owners_dir: Path, owner: str) -> None:
+        self.owners_dir = owners_dir
+        lock = owners_dir / f"{owner}.lock"
+        self.release = weakref.finalize(self, release_owner, owner, lock, hold_owner_lock(lock, owner), os.getpid())
+        """Let go of the lock (once; also when the store is collected)."""
+
+    def alive(self, db: Any, other: str) -> bool:
+        return owner_alive(self.owners_dir, other)
+
+    def gone(self, other: str) -> None:
+        """After the finalising transaction committed: a rolled-back one keeps its evidence."""
+        unlink(self.owners_dir / f"{other}.lock")
 
 
 def hold_owner_lock(lock: Path, owner: str) -> int | None:

@@ -12,7 +12,6 @@ Ids are time-ordered strings, so ordering by id is ordering by creation.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -30,15 +29,15 @@ from ..models import (
     part_adapter,
 )
 from .connection import StoreConnections
+from .dialect import Database, Dialect
 from .rows import collector_paused, first_line, log, row_text, todos_adapter
 
 T = TypeVar("T")
 
-_NEWEST_MESSAGE_AT = (
-    "SELECT MAX(COALESCE(json_extract(data, '$.completed_at'), 0), COALESCE(json_extract(data, '$.created_at'), 0)) "
-    "FROM messages WHERE session_id = {session} ORDER BY id DESC LIMIT 1"
-)
-"""When the session's newest message began or ended (the later of the two), as a query on a session id."""
+def _newest_message_at(d: Dialect, session: str) -> str:
+    """When the session's newest message began or ended (the later of the two), as a query on a session id."""
+    times = [f"COALESCE({d.number('data', path)}, 0)" for path in ("$.completed_at", "$.created_at")]
+    return f"SELECT {d.greatest(*times)} FROM messages WHERE session_id = {session} ORDER BY id DESC LIMIT 1"
 
 
 class StoreReads(StoreConnections):
@@ -70,7 +69,7 @@ class StoreReads(StoreConnections):
             sql += " WHERE " + " AND ".join(where)
         # A session's `updated_at` moves only when the session itself is rewritten (its title, its cost), so
         # a session resumed today would list under one renamed yesterday: its newest message says when.
-        sql += (f" ORDER BY COALESCE(({_NEWEST_MESSAGE_AT.format(session='sessions.id')}), updated_at) DESC, "
+        sql += (f" ORDER BY COALESCE(({_newest_message_at(self.dialect, 'sessions.id')}), updated_at) DESC, "
                 "id DESC")
         return self._load(self._db(), sql, tuple(args), Session.model_validate_json, "session")
 
@@ -86,13 +85,12 @@ class StoreReads(StoreConnections):
                             (session_id,)).fetchone()
         if newest is None:
             return None
-        message_at = db.execute(_NEWEST_MESSAGE_AT.format(session="?"), (session_id,)).fetchone()[0]
+        d = self.dialect
+        message_at = db.execute(_newest_message_at(d, "?"), (session_id,)).fetchone()[0]
+        times = [f"COALESCE({d.number('data', path)}, 0)"
+                 for path in ("$.started_at", "$.ended_at", "$.state.started_at", "$.state.ended_at")]
         part_at = db.execute(
-            "SELECT MAX(MAX(COALESCE(json_extract(data, '$.started_at'), 0), "
-            "               COALESCE(json_extract(data, '$.ended_at'), 0), "
-            "               COALESCE(json_extract(data, '$.state.started_at'), 0), "
-            "               COALESCE(json_extract(data, '$.state.ended_at'), 0))) "
-            "FROM parts WHERE session_id = ? AND message_id = ?",
+            f"SELECT MAX({d.greatest(*times)}) FROM parts WHERE session_id = ? AND message_id = ?",
             (session_id, newest[0]),
         ).fetchone()[0]
         return max(float(message_at or 0), float(part_at or 0)) or None
@@ -107,7 +105,8 @@ class StoreReads(StoreConnections):
 
     def slug_taken(self, slug: str) -> bool:
         """Whether a session already has this slug (only asked when a session is created)."""
-        return self._one("SELECT 1 FROM sessions WHERE json_extract(data, '$.slug') = ? LIMIT 1", (slug,)) is not None
+        return self._one(f"SELECT 1 FROM sessions WHERE {self.dialect.json('data', '$.slug')} = ? LIMIT 1",
+                         (slug,)) is not None
 
     # ------------------------------------------------------------------------------------------ messages
 
@@ -168,13 +167,14 @@ class StoreReads(StoreConnections):
     def activity(self, session_id: str) -> tuple[str, int]:
         """The agent of the session's latest answer and the tokens of all its answers, read in SQL: a listing
         of many sessions must not load their parts."""
+        d = self.dialect
+        tokens = " + ".join(d.number("data", f"$.tokens.{kind}")
+                            for kind in ("input", "output", "reasoning", "cache_read", "cache_write"))
         row = self._db().execute(
-            "SELECT (SELECT json_extract(data, '$.agent') FROM messages WHERE session_id = ?1 "
-            "        AND json_extract(data, '$.role') = 'assistant' ORDER BY id DESC LIMIT 1), "
-            "       COALESCE(SUM(json_extract(data, '$.tokens.input') + json_extract(data, '$.tokens.output')"
-            "            + json_extract(data, '$.tokens.reasoning') + json_extract(data, '$.tokens.cache_read')"
-            "            + json_extract(data, '$.tokens.cache_write')), 0) "
-            "FROM messages WHERE session_id = ?1 AND json_extract(data, '$.role') = 'assistant'",
+            f"SELECT (SELECT {d.json('data', '$.agent')} FROM messages WHERE session_id = ?1 "
+            f"        AND {d.json('data', '$.role')} = 'assistant' ORDER BY id DESC LIMIT 1), "
+            f"       COALESCE(SUM({tokens}), 0) "
+            f"FROM messages WHERE session_id = ?1 AND {d.json('data', '$.role')} = 'assistant'",
             (session_id,),
         ).fetchone()
         return row[0] or "", int(row[1])
@@ -183,9 +183,10 @@ class StoreReads(StoreConnections):
         """The agent named by the session's newest user message (with `before`, the newest older than that
         message id), read in SQL without loading the history."""
         older = "" if before is None else "AND id < ? "
+        d = self.dialect
         row = self._db().execute(
-            f"SELECT json_extract(data, '$.agent') FROM messages WHERE session_id = ? {older}"
-            "AND json_extract(data, '$.role') = 'user' ORDER BY id DESC LIMIT 1",
+            f"SELECT {d.json('data', '$.agent')} FROM messages WHERE session_id = ? {older}"
+            f"AND {d.json('data', '$.role')} = 'user' ORDER BY id DESC LIMIT 1",
             (session_id,) if before is None else (session_id, before),
         ).fetchone()
         return row[0] if row and row[0] else None
@@ -216,7 +217,7 @@ class StoreReads(StoreConnections):
     # ------------------------------------------------------------------------------------------ rows
 
     def _load(
-        self, db: sqlite3.Connection, sql: str, args: tuple[Any, ...], load: Callable[[str], T], kind: str
+        self, db: Database, sql: str, args: tuple[Any, ...], load: Callable[[str], T], kind: str
     ) -> list[T]:
         """Validate the `data` of every row `sql` selects (as `id, data`), skipping unreadable ones."""
         out = []
@@ -225,7 +226,7 @@ class StoreReads(StoreConnections):
                 try:
                     out.append(load(data))
                 except ValueError as exc:  # pydantic's ValidationError is one too
-                    log.warning("skipping unreadable %s row %s in %s: %s", kind, row_id, self.path, first_line(exc))
+                    log.warning("skipping unreadable %s row %s in %s: %s", kind, row_id, self.where, first_line(exc))
         return out
 
     def _validate_row(self, load: Callable[[str], T], data: str, kind: str, row_id: str) -> T:
@@ -233,6 +234,6 @@ class StoreReads(StoreConnections):
             return load(data)
         except (ValidationError, ValueError) as exc:
             raise OpencodeNbError(
-                f"{kind} {row_id!r} in {self.path} cannot be read by this opencode_nb ({first_line(exc)}); "
+                f"{kind} {row_id!r} in {self.where} cannot be read by this opencode_nb ({first_line(exc)}); "
                 "it may have been written by a newer version: upgrade opencode_nb"
             ) from exc

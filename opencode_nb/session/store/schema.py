@@ -1,15 +1,17 @@
 """The session store's tables, and the steps that bring an older file up to them.
 
 The version lives in the file (`PRAGMA user_version`), so a store opening a file knows which steps it still
-needs, and refuses a file written by a newer opencode_nb rather than misread it.
+needs, and refuses a file written by a newer opencode_nb rather than misread it. A store on PostgreSQL runs the
+same steps in its own column types (`dialect.ddl`) and keeps its version in a one-row table.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
+from typing import Any
 
 from ...errors import OpencodeNbError
+from .dialect import SQLITE, Dialect
 
 MIGRATIONS: list[tuple[str, ...]] = [
     (  # 0 -> 1: the first schema
@@ -95,24 +97,39 @@ MIGRATIONS: list[tuple[str, ...]] = [
 """Step i takes a file from schema version i to i + 1; a later change appends a step, never edits one."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
-"""Kept in `PRAGMA user_version`; a file from a newer version is refused rather than misread."""
+"""Kept in `PRAGMA user_version` (on PostgreSQL in the table `store_version`); a store from a newer version is
+refused rather than misread."""
 
 
-def migrate(db: sqlite3.Connection, path: Path) -> None:
-    """Bring the file up to `SCHEMA_VERSION`, inside the caller's IMMEDIATE transaction: two kernels opening
-    a new file at once then migrate it once.
+def migrate(db: Any, where: Path | str, dialect: Dialect = SQLITE) -> None:
+    """Bring the store up to `SCHEMA_VERSION`, inside the caller's writing transaction: two kernels opening
+    a new store at once then migrate it once. The statements are SQLite's, in `dialect`'s types.
 
     Raises:
-        OpencodeNbError: the file was written by a newer opencode_nb.
+        OpencodeNbError: the store was written by a newer opencode_nb.
     """
-    version = db.execute("PRAGMA user_version").fetchone()[0]
+    version = _version(db, dialect)
     if version > SCHEMA_VERSION:
         raise OpencodeNbError(
-            f"{path} was written by a newer opencode_nb (store schema {version}, this version reads "
+            f"{where} was written by a newer opencode_nb (store schema {version}, this version reads "
             f"up to {SCHEMA_VERSION}); upgrade opencode_nb, or set OPENCODE_NB_DATA_DIR to another directory"
         )
     for step in MIGRATIONS[version:]:
         for statement in step:
-            db.execute(statement)
+            db.execute(dialect.ddl(statement))
     if version < SCHEMA_VERSION:
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        if dialect is SQLITE:
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        else:
+            db.execute("UPDATE store_version SET version = ?", (SCHEMA_VERSION,))
+
+
+def _version(db: Any, dialect: Dialect) -> int:
+    if dialect is SQLITE:
+        return int(db.execute("PRAGMA user_version").fetchone()[0])
+    db.execute("CREATE TABLE IF NOT EXISTS store_version (version INTEGER NOT NULL)")
+    row = db.execute("SELECT version FROM store_version").fetchone()
+    if row is None:
+        db.execute("INSERT INTO store_version (version) VALUES (0)")
+        return 0
+    return int(row[0])

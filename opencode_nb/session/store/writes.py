@@ -8,7 +8,6 @@ id (see `owners.py`), so a later store can tell whether the process writing it i
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -151,11 +150,11 @@ class StoreWrites(StoreConnections):
 
     @contextmanager
     def _session_must_exist(self, session_ids: list[str]) -> Iterator[None]:
-        """Turn SQLite's bare "FOREIGN KEY constraint failed" into the id that is missing."""
+        """Turn the database's bare "FOREIGN KEY constraint failed" into the id that is missing."""
         try:
             yield
-        except sqlite3.IntegrityError as exc:
-            if "FOREIGN KEY" not in str(exc):
+        except Exception as exc:  # sqlite3.IntegrityError, psycopg's ForeignKeyViolation
+            if "FOREIGN KEY" not in str(exc).upper():
                 raise
             for session_id in dict.fromkeys(session_ids):
                 if self._one("SELECT 1 FROM sessions WHERE id = ?", (session_id,)) is None:
