@@ -142,7 +142,7 @@ def config_command(directory: Path, action: str) -> int:
             from .sandbox.status import sandbox_status
 
             print("OS sandbox of shell commands: " + sandbox_status(ws.sandbox.mode, ws.sandbox.binary).line)
-            print(ws.store_journaling.notice())
+            print(ws.store_notice())
             for notice in ws.managed_notices():
                 print(notice)
         held = ws.config_held

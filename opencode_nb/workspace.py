@@ -331,6 +331,15 @@ class Workspace:
         `directory` (a notebook's folder) instead."""
         return self.loaded.root
 
+    def store_notice(self) -> str:
+        """Where sessions are kept, for the config views: the PostgreSQL server, or the file with its journal mode
+        and the filesystem that chose it."""
+        if self.store.server is not None:
+            server = self.store.server
+            return (f"Session store: PostgreSQL at {server.where}, owned by role {server.user}: no other role "
+                    "can read it.")
+        return self.store_journaling.notice()
+
     def managed_notices(self) -> list[str]:
         """What the config views say of the administrator's managed file: that it is in force, and what of the
         other sources it overrides or refuses."""

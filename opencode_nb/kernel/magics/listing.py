@@ -203,7 +203,7 @@ def config(ws: Workspace, settings: list[tuple[str, Any, str]], notices: Sequenc
     lines.append("# files read: " + (", ".join(sources) if sources else "none (no opencode.yaml here or in "
                                                                           f"{ws.loaded.global_dir})"))
     lines.append("# OS sandbox of shell commands: " + sandbox_status(ws.sandbox.mode, ws.sandbox.binary).line)
-    lines.append("# " + ws.store_journaling.notice())
+    lines.append("# " + ws.store_notice())
     lines.append("# this notebook (%config Agent.*):")
     lines += [f"#   Agent.{name} = {value!r}    ({source})" for name, value, source in settings]
     return text(secrets.redact("\n".join(lines)))  # a secret under a key that does not look like one
