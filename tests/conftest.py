@@ -12,6 +12,8 @@ import pytest
 
 from opencode_nb.sandbox.policy import Backend, find_backend
 
+pytest_plugins = ["tests.postgres"]  # the PostgreSQL server of the store's tests (`pg_server`, `pg_url`)
+
 
 @pytest.fixture(scope="module")
 def bwrap() -> Backend:

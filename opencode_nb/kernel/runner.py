@@ -205,8 +205,8 @@ class NotebookAgent:
                                     root_of=ws.sessions.root_of)
         from .notebook.records import TurnRecords, bound_by
 
-        self.journal.keep_in(TurnRecords(ws.store_path, str(ws.root), lambda: self.notebook_path,
-                                         names_of=bound_by(bridge.live), journaling=ws.store_journaling))
+        self.journal.keep_in(TurnRecords(ws.store, str(ws.root), lambda: self.notebook_path,
+                                         names_of=bound_by(bridge.live)))
         if self.presence.mode == "terminal":
             from .magics.terminal import wire
 

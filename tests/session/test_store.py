@@ -1,9 +1,18 @@
+"""The session store's behaviour, on both backends: a SQLite file and a schema on a PostgreSQL server.
+
+The `backend` fixture runs each test on both; the few that check what only one of them has (SQLite's journal
+mode, a thread's connection object) say so with `only_on`.
+"""
+
 import logging
 import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
@@ -35,12 +44,56 @@ from opencode_nb.session.models import (
 )
 from opencode_nb.session.store import SCHEMA_VERSION, SessionStore
 
+BACKENDS = ["sqlite", "postgresql"]
+T = TypeVar("T")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def only_on(backend: str, why: str) -> Callable[[T], T]:
+    """Run a test on one backend only (also one that takes no store); `why` says what the other does not have."""
+    assert backend in BACKENDS and why
+
+    def mark(test: T) -> T:
+        return pytest.mark.usefixtures("backend")(pytest.mark.parametrize("backend", [backend], indirect=True)(test))
+
+    return mark
+
 
 @pytest.fixture
-def store(tmp_path):
-    s = SessionStore(tmp_path / "s.sqlite")
+def store_url(backend: str, request: pytest.FixtureRequest) -> str | None:
+    """The PostgreSQL database the test's store lives in; None on SQLite."""
+    return str(request.getfixturevalue("pg_url")) if backend == "postgresql" else None
+
+
+@pytest.fixture
+def store(tmp_path: Path, store_url: str | None) -> Iterator[SessionStore]:
+    s = SessionStore(tmp_path / "s.sqlite", url=store_url)
     yield s
     s.close()
+
+
+def reopen(store: SessionStore) -> SessionStore:
+    """Another store on the same file or schema, as a second kernel opens it."""
+    return SessionStore(store.path, url=None if store.server is None else store.server.url)
+
+
+def opening(store: SessionStore) -> str:
+    """Python that opens the same store in another process."""
+    return f"SessionStore({str(store.path)!r}, url={None if store.server is None else store.server.url!r})"
+
+
+def raw_sql(store: SessionStore, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+    """Run SQL on the store's own tables behind its back (`?` placeholders on both backends); the rows."""
+    db = store.side_connection()
+    try:
+        rows = db.execute(sql, args)
+        return [tuple(row) for row in rows.fetchall()] if sql.lstrip().upper().startswith("SELECT") else []
+    finally:
+        db.close()
 
 
 def new_session(store, directory="/p", parent_id=None, updated_at=None):
@@ -59,10 +112,7 @@ def new_message(store, session):
 
 def raw_insert(store, sql, args):
     """Write a row behind the store's back, as an older or newer opencode_nb might have."""
-    db = sqlite3.connect(store.path)
-    db.execute(sql, args)
-    db.commit()
-    db.close()
+    raw_sql(store, sql, args)
 
 
 def run_python(code: str) -> subprocess.CompletedProcess:
@@ -313,7 +363,7 @@ def test_two_threads_writing_parts_at_once_lose_nothing(store):
 def test_two_stores_on_one_file_writing_at_once_lose_nothing(store):
     session = new_session(store)
     msg = new_message(store, session)
-    other = SessionStore(store.path)
+    other = reopen(store)
 
     def write(target: SessionStore, tag: str) -> None:
         for i in range(500):
@@ -331,7 +381,7 @@ def test_two_stores_on_one_file_writing_at_once_lose_nothing(store):
 def test_a_second_store_on_the_same_file_sees_committed_data(store):
     session = new_session(store)
     msg = new_message(store, session)
-    other = SessionStore(store.path)
+    other = reopen(store)
     try:
         assert other.get_session(session.id) == session
         part = TextPart(session_id=session.id, message_id=msg.id, text="from the other kernel")
@@ -348,7 +398,7 @@ def test_another_process_reads_what_this_one_wrote_and_the_other_way_round(store
     result = run_python(f"""
         from opencode_nb.session.models import TextPart
         from opencode_nb.session.store import SessionStore
-        store = SessionStore({str(store.path)!r})
+        store = {opening(store)}
         [history] = store.messages({session.id!r})
         print(history.parts[0].text)
         store.add_part(TextPart(session_id={session.id!r}, message_id={msg.id!r}, text="written there"))
@@ -362,24 +412,29 @@ def test_another_process_reads_what_this_one_wrote_and_the_other_way_round(store
 def test_a_writer_killed_before_commit_leaves_no_half_written_batch(store):
     session = new_session(store)
     msg = new_message(store, session)
+    if store.server is None:  # die the moment SQLite is asked to commit: the rows are in the page cache only
+        die = 'store._db().set_trace_callback(lambda sql: os._exit(3) if sql.startswith("COMMIT") else None)'
+    else:  # die instead of sending COMMIT: the server has the rows in an open transaction only
+        die = ("db = store._db(); send = db.execute; "
+               "db.execute = lambda sql, *a: os._exit(3) if sql == 'COMMIT' else send(sql, *a)")
     result = run_python(f"""
         import os
         from opencode_nb.session.models import TextPart
         from opencode_nb.session.store import SessionStore
-        store = SessionStore({str(store.path)!r})
-        # die the moment SQLite is asked to commit: the rows are written to the page cache, never committed
-        store._db().set_trace_callback(lambda sql: os._exit(3) if sql.startswith("COMMIT") else None)
+        store = {opening(store)}
+        {die}
         store.put_parts([TextPart(session_id={session.id!r}, message_id={msg.id!r}, text=str(i)) for i in range(50)])
     """)
     assert result.returncode == 3, result.stderr
     assert store.messages(session.id)[0].parts == []
-    reopened = SessionStore(store.path)
+    reopened = reopen(store)
     try:
         assert reopened.messages(session.id)[0].parts == []
     finally:
         reopened.close()
 
 
+@only_on("sqlite", "the journal mode and PRAGMA user_version are the SQLite file's")
 def test_the_file_uses_wal_and_records_its_schema_version(store):
     db = sqlite3.connect(store.path)
     try:
@@ -389,20 +444,26 @@ def test_the_file_uses_wal_and_records_its_schema_version(store):
         db.close()
 
 
-def test_reopening_a_file_keeps_its_data(tmp_path):
-    with SessionStore(tmp_path / "s.sqlite") as first:
-        session = new_session(first)
-    with SessionStore(tmp_path / "s.sqlite") as second:
+@only_on("postgresql", "the version table is the server's; SQLite's is tested above")
+def test_the_schema_records_its_version(store):
+    assert raw_sql(store, "SELECT version FROM store_version") == [(SCHEMA_VERSION,)]
+
+
+def test_reopening_a_store_keeps_its_data(store):
+    session = new_session(store)
+    store.close()
+    with reopen(store) as second:
         assert second.get_session(session.id) == session
 
 
-def test_a_file_from_a_newer_version_is_refused_with_what_to_do(tmp_path):
-    path = tmp_path / "s.sqlite"
-    db = sqlite3.connect(path)
-    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    db.close()
+def test_a_store_from_a_newer_version_is_refused_with_what_to_do(store):
+    if store.server is None:
+        raw_sql(store, f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    else:
+        raw_sql(store, "UPDATE store_version SET version = ?", (SCHEMA_VERSION + 1,))
+    store.close()
     with pytest.raises(OpencodeNbError, match="newer opencode_nb.*upgrade"):
-        SessionStore(path)
+        reopen(store)
 
 
 def test_a_part_row_this_version_cannot_read_is_skipped_with_a_warning_naming_it(store, caplog):
@@ -464,14 +525,12 @@ def test_unreadable_todo_items_are_skipped(store, caplog):
     assert session.id in caplog.text
 
 
-def test_closing_twice_is_harmless(tmp_path):
-    store = SessionStore(tmp_path / "s.sqlite")
+def test_closing_twice_is_harmless(store):
     store.close()
     store.close()
 
 
-def test_closing_closes_the_connection_of_every_thread(tmp_path):
-    store = SessionStore(tmp_path / "s.sqlite")
+def test_closing_closes_the_connection_of_every_thread(store):
     session = new_session(store)
     opened, closed, errors = threading.Event(), threading.Event(), []
 
@@ -484,7 +543,7 @@ def test_closing_closes_the_connection_of_every_thread(tmp_path):
     def in_thread(call):
         try:
             call()
-        except sqlite3.ProgrammingError as exc:
+        except Exception as exc:  # sqlite3's, or psycopg's on a connection the store closed
             return exc
         return None
 
@@ -497,4 +556,4 @@ def test_closing_closes_the_connection_of_every_thread(tmp_path):
     fresh = threading.Thread(target=lambda: errors.append(in_thread(store.list_sessions)))  # never had one
     fresh.start()
     fresh.join()
-    assert all(isinstance(e, sqlite3.ProgrammingError) and "closed" in str(e) for e in errors) and len(errors) == 2
+    assert len(errors) == 2 and all(e is not None and "closed" in str(e) for e in errors), errors

@@ -1,4 +1,8 @@
-"""What a store finishes when it opens: the leftovers of stores that are no longer open anywhere, and only those."""
+"""What a store finishes when it opens: the leftovers of stores that are no longer open anywhere, and only those.
+
+On both backends (`backend` of test_store.py): a dead owner is one whose lock file is free on SQLite, one whose
+advisory lock on the server is free on PostgreSQL.
+"""
 
 import json
 import sqlite3
@@ -17,12 +21,24 @@ from opencode_nb.session.models import (
     UserMessage,
 )
 from opencode_nb.session.store import _MIGRATIONS, INTERRUPTED, SessionStore
-from tests.session.test_store import new_message, new_session
+from tests.session.test_store import backend, new_message, new_session, only_on, raw_sql, store_url
+
+__all__ = ["backend", "store_url"]  # the fixtures, shared with test_store.py
 
 
 @pytest.fixture
 def path(tmp_path):
     return tmp_path / "s.sqlite"
+
+
+@pytest.fixture
+def opener(path, store_url):
+    """Opens a store on the test's file or PostgreSQL database, as each kernel would."""
+
+    def open_store() -> SessionStore:
+        return SessionStore(path, url=store_url)
+
+    return open_store
 
 
 def unfinished_run(store: SessionStore) -> tuple[Session, AssistantMessage, list[ToolPart]]:
@@ -49,11 +65,11 @@ def states(store: SessionStore, session: Session) -> tuple[AssistantMessage, lis
     return answer.message, [p.state for p in answer.parts if isinstance(p, ToolPart)]
 
 
-def test_a_store_that_closed_mid_run_leaves_its_leftovers_to_the_next_one_to_finish(path):
-    first = SessionStore(path)
+def test_a_store_that_closed_mid_run_leaves_its_leftovers_to_the_next_one_to_finish(opener):
+    first = opener()
     session, _, _ = unfinished_run(first)
     first.close()
-    with SessionStore(path) as second:
+    with opener() as second:
         message, (running, pending, done) = states(second, session)
     assert message.finish == "aborted" and message.completed_at is not None
     assert message.error.kind == "aborted" and INTERRUPTED in message.error.message
@@ -63,11 +79,11 @@ def test_a_store_that_closed_mid_run_leaves_its_leftovers_to_the_next_one_to_fin
     assert isinstance(done, ToolCompleted)
 
 
-def test_a_run_of_a_store_still_open_in_this_process_is_never_touched(path):
-    live = SessionStore(path)
+def test_a_run_of_a_store_still_open_in_this_process_is_never_touched(opener):
+    live = opener()
     try:
         session, answer, _ = unfinished_run(live)
-        with SessionStore(path) as other:  # a second workspace, a CLI listing, ...
+        with opener() as other:  # a second workspace, a CLI listing, ...
             message, (running, pending, _) = states(other, session)
         assert message.completed_at is None and message.error is None
         assert isinstance(running, ToolRunning) and isinstance(pending, ToolPending)
@@ -75,19 +91,27 @@ def test_a_run_of_a_store_still_open_in_this_process_is_never_touched(path):
         live.update_message(finished)
     finally:
         live.close()
-    with SessionStore(path) as later:
+    with opener() as later:
         message, _ = states(later, session)
     assert message == finished  # completed before its store closed: not a leftover
 
 
-def test_finished_and_user_messages_are_not_leftovers(path):
-    with SessionStore(path) as first:
+def test_finished_and_user_messages_are_not_leftovers(opener):
+    with opener() as first:
         _, answer, _ = unfinished_run(first)
         first.update_message(answer.model_copy(update={"finish": "tool-calls", "completed_at": 3.0}))
-        owners = sqlite3.connect(path).execute("SELECT COUNT(*) FROM messages WHERE owner IS NOT NULL").fetchone()
-    assert owners == (0,)
+        owners = raw_sql(first, "SELECT COUNT(*) FROM messages WHERE owner IS NOT NULL")
+    assert owners == [(0,)]
 
 
+def test_the_rows_of_owners_that_left_are_cleared_by_the_next_store(opener):
+    first = opener()
+    first.close()
+    with opener() as second:
+        assert raw_sql(second, "SELECT id FROM owners") == [(second.owner,)]
+
+
+@only_on("sqlite", "the owner's lock is a file on SQLite; on PostgreSQL it is an advisory lock of its connection")
 def test_each_open_store_holds_a_lock_file_that_goes_with_it(path):
     store = SessionStore(path)
     lock = path.with_name("s.sqlite.owners") / f"{store.owner}.lock"
@@ -98,6 +122,7 @@ def test_each_open_store_holds_a_lock_file_that_goes_with_it(path):
         assert sqlite3.connect(path).execute("SELECT id FROM owners").fetchall() == [(second.owner,)]
 
 
+@only_on("sqlite", "no PostgreSQL store predates the owners table: the backend came later")
 def test_leftovers_in_a_file_from_before_owners_were_recorded_are_finished(path):
     db = sqlite3.connect(path, isolation_level=None)
     for statement in _MIGRATIONS[0]:
@@ -120,8 +145,8 @@ def test_leftovers_in_a_file_from_before_owners_were_recorded_are_finished(path)
     assert old_done.message == done and old_done.parts[0].state.status == "error"
 
 
-def test_text_utf8_cannot_encode_is_stored_instead_of_failing_the_write(path):
-    with SessionStore(path) as store:
+def test_text_utf8_cannot_encode_is_stored_instead_of_failing_the_write(opener):
+    with opener() as store:
         session = Session(directory="/p", title="caf\ud800")
         store.create_session(session)
         user = UserMessage(session_id=session.id, agent="build")
@@ -131,7 +156,8 @@ def test_text_utf8_cannot_encode_is_stored_instead_of_failing_the_write(path):
                                   state=ToolRunning(input={"command": "echo \ud800"}))])
         [item] = store.messages(session.id)
         assert store.get_session(session.id).title == "caf\ufffd"
+        [(data,)] = raw_sql(store, "SELECT data FROM sessions")
     text, tool = item.parts
     assert text.text == "split: \U0001f600 lone: \ufffd"
     assert tool.state.input == {"command": "echo \ufffd"}
-    assert json.loads(sqlite3.connect(path).execute("SELECT data FROM sessions").fetchone()[0])["title"] == "caf\ufffd"
+    assert json.loads(data)["title"] == "caf\ufffd"

@@ -9,9 +9,10 @@ A new kernel for the same notebook (same project, same notebook path) reads the 
 bindings are not kept: their values lived in the old kernel; a run read back is a `GoneRun` naming what it
 bound, so the undo can say those names went with that kernel.
 
-Each call opens its own short connection to the store's file, in the store's journal mode (`journaling`: WAL on
-local disk, where it never blocks the session store's readers; on a network filesystem a rollback journal whose
-writers queue on the store's writer lock), and runs one statement.
+Each call opens its own short connection to the store (`SessionStore.side_connection`): its file in its journal
+mode (WAL on local disk, where it never blocks the session store's readers; on a network filesystem a rollback
+journal whose writers queue on the store's writer lock), or its schema on the PostgreSQL server. The SQL is what
+both take (`?` placeholders, `ON CONFLICT … DO UPDATE`).
 """
 
 from __future__ import annotations
@@ -27,13 +28,26 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...errors import OpencodeNbError
+from ...session.store.dialect import Database
 from ...session.store.journaling import Journaling
 from .journal import KEEP_TURNS, Deleted, Files, GoneRun, Inserted, LiveRun, Reinsert, Replaced, Restored, Turn, Undone
 
 if TYPE_CHECKING:
+    from ...session.store.database import SessionStore
     from ..python.live import LiveRunner
 
 log = logging.getLogger(__name__)
+
+
+def _database_errors() -> tuple[type[Exception], ...]:
+    """What a failed statement raises on either backend (psycopg only when it is installed); a server that
+    cannot be reached raises the store's own error (OpencodeNbError)."""
+    try:
+        import psycopg
+    except ImportError:
+        return (sqlite3.Error, OpencodeNbError)
+    return (sqlite3.Error, psycopg.Error, OpencodeNbError)
 
 _KINDS: dict[str, type[Any]] = {
     "inserted": Inserted, "replaced": Replaced, "deleted": Deleted, "files": Files, "live": GoneRun,
@@ -47,13 +61,23 @@ KEEP_UNDONE = 2 * KEEP_TURNS
 
 
 class TurnRecords:
-    """The kept turns of one notebook of one project, in the store file at `path`."""
+    """The kept turns of one notebook of one project, in the session store.
 
-    def __init__(self, path: Path, project: str, notebook: Callable[[], str | None], *,
+    Args:
+        store: the open session store (either backend); a SQLite file's path also does, opened in `journaling`.
+        journaling: with a path, the store's journal mode (so its override holds here too).
+    """
+
+    def __init__(self, store: SessionStore | Path, project: str, notebook: Callable[[], str | None], *,
                  names_of: Callable[[str], list[str]] | None = None, journaling: Journaling | None = None) -> None:
-        self.path, self.project, self.notebook = path, project, notebook
-        self.journaling = journaling if journaling is not None else Journaling.for_file(path)
-        """The session store's journal mode (pass the open store's `journaling`, so its override holds here too)."""
+        self.project, self.notebook = project, notebook
+        self._connect: Callable[[], Database]
+        if isinstance(store, Path):
+            mode = journaling if journaling is not None else Journaling.for_file(store)
+            self.where, self._connect = str(store), mode.connect
+        else:
+            self.where, self._connect = store.where, store.side_connection
+        self._errors = _database_errors()
         self.names_of = names_of
         """The names a live run of this kernel bound, kept so a later kernel can say they are gone."""
         self._names: dict[str, tuple[str, ...]] = {}
@@ -68,8 +92,8 @@ class TurnRecords:
         return os.environ.get("JPY_SESSION_NAME") or self.notebook() or None
 
     @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        db = self.journaling.connect()
+    def _db(self) -> Iterator[Database]:
+        db = self._connect()
         try:
             yield db
         finally:
@@ -85,13 +109,17 @@ class TurnRecords:
                undo.seq if undo is not None else None, data, time.time())
         try:
             with self._db() as db:
-                db.execute("INSERT OR REPLACE INTO notebook_turns (id, project, notebook, session_id, message_id, "
-                           "undone, undo_seq, data, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                db.execute("INSERT INTO notebook_turns (id, project, notebook, session_id, message_id, undone, "
+                           "undo_seq, data, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE "
+                           "SET project = excluded.project, notebook = excluded.notebook, session_id = "
+                           "excluded.session_id, message_id = excluded.message_id, undone = excluded.undone, "
+                           "undo_seq = excluded.undo_seq, data = excluded.data, updated_at = excluded.updated_at",
+                           row)
                 self._trim(db, notebook)
-        except sqlite3.Error:
-            log.exception("could not keep the notebook's turn %s in %s", turn.id, self.path)
+        except self._errors:
+            log.exception("could not keep the notebook's turn %s in %s", turn.id, self.where)
 
-    def _trim(self, db: sqlite3.Connection, notebook: str) -> None:
+    def _trim(self, db: Database, notebook: str) -> None:
         db.execute("DELETE FROM notebook_turns WHERE project = ? AND notebook = ? AND undone = 1 AND id NOT IN "
                    "(SELECT id FROM notebook_turns WHERE project = ? AND notebook = ? AND undone = 1 "
                    " ORDER BY updated_at DESC LIMIT ?)", (self.project, notebook, self.project, notebook, KEEP_UNDONE))
@@ -101,8 +129,8 @@ class TurnRecords:
         try:
             with self._db() as db:
                 db.execute("DELETE FROM notebook_turns WHERE id = ?", (turn_id,))
-        except sqlite3.Error:
-            log.exception("could not drop the notebook's turn %s from %s", turn_id, self.path)
+        except self._errors:
+            log.exception("could not drop the notebook's turn %s from %s", turn_id, self.where)
 
     def load(self) -> tuple[list[Turn], list[Undone]]:
         """The standing turns (oldest first) and the undos a redo can still put back (oldest first)."""
@@ -113,8 +141,8 @@ class TurnRecords:
             with self._db() as db:
                 rows = db.execute("SELECT data, undone FROM notebook_turns WHERE project = ? AND notebook = ? "
                                   "ORDER BY updated_at", (self.project, notebook)).fetchall()
-        except sqlite3.Error:
-            log.exception("could not read the notebook's turns from %s", self.path)
+        except self._errors:
+            log.exception("could not read the notebook's turns from %s", self.where)
             return [], []
         kept: list[Turn] = []
         undos: dict[int, tuple[dict[str, Any], list[tuple[int, Turn]]]] = {}

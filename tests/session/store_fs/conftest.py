@@ -64,14 +64,11 @@ def _unmount(mount: Path) -> None:
 def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """What `kernel.open_store` opens: SQLite on local disk (WAL), SQLite on a FUSE mount (the network
     filesystem mode, chosen by detection), and a store of its own on the PostgreSQL server of the `pg_url`
-    fixture (skipped while no such fixture exists)."""
+    fixture (tests/postgres.py)."""
     if request.param == "sqlite-local":
         return f"sqlite:auto:{tmp_path / 'local' / 'store.sqlite'}"
     if request.param == "sqlite-network":
         folder = request.getfixturevalue("fuse_dir") / tmp_path.name
         folder.mkdir()
         return f"sqlite:auto:{folder / 'store.sqlite'}"
-    try:
-        return f"pg:kernels{os.getpid()}x{time.monotonic_ns()}:{request.getfixturevalue('pg_url')}"
-    except pytest.FixtureLookupError:
-        pytest.skip("the PostgreSQL backend's fixture `pg_url` is not there yet")
+    return f"pg:kernels{os.getpid()}x{time.monotonic_ns()}:{request.getfixturevalue('pg_url')}"
