@@ -26,6 +26,7 @@ line and key: nothing loads until it is fixed (failing open would drop the polic
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -35,9 +36,10 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from ..errors import ConfigError
-from .layer import Layer, dotted, place
+from .layer import Layer, Origins, dotted, place
 from .parse import read_config_file
 from .schema import Action, PermissionConfig, Section
+from .validate import error_problems
 
 MANAGED_ENV = "OPENCODE_NB_MANAGED_CONFIG"
 DEFAULT_PATH = Path("/etc/opencode_nb/managed.yaml")
@@ -141,22 +143,26 @@ def read_managed(path: Path | None = None) -> Managed | None:
 
 
 def _validate(layer: Layer) -> ManagedPolicy:
+    """The file as a `ManagedPolicy`, or every mistake in one `ConfigError` at its line: unknown keys with the
+    key meant, wrong values described as the configuration's own are (validate.py)."""
+    known = list(ManagedPolicy.model_fields)
+    data = layer.data if isinstance(layer.data, dict) else {}
+    problems = []
+    for key in [k for k in data if k not in known]:
+        meant = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+        problems.append(ConfigError(layer.source, line=layer.lines.get((str(key),)), key=str(key),
+                                    hint=f"is not a key of the managed configuration"
+                                         f"{f' (did you mean {meant[0]}?)' if meant else ''}; known: "
+                                         f"{', '.join(known)}"))
     try:
-        return ManagedPolicy.model_validate(layer.data)
+        policy = ManagedPolicy.model_validate({k: v for k, v in data.items() if k in known})
     except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            path = tuple(str(p) for p in error["loc"])
-            line = None
-            for cut in range(len(path), 0, -1):
-                line = layer.lines.get(path[:cut])
-                if line is not None:
-                    break
-            known = ", ".join(ManagedPolicy.model_fields)
-            hint = (f"is not a key of the managed configuration (known: {known})" if error["type"] == "extra_forbidden"
-                    else f"{error['msg']}")
-            problems.append(ConfigError(layer.source, line=line, key=dotted(path), hint=hint))
-        raise ConfigError.combine(problems) from None
+        origins: Origins = {path: (layer.source, line) for path, line in layer.lines.items()}
+        problems += error_problems(exc, data, origins)
+        policy = None
+    if problems or policy is None:
+        raise ConfigError.combine(problems)
+    return policy
 
 
 def check_config(managed: Managed, config: Any) -> list[ConfigError]:
@@ -180,8 +186,9 @@ def check_config(managed: Managed, config: Any) -> list[ConfigError]:
     return problems
 
 
-def model_refusal(managed: Managed | None, model_id: str) -> str | None:
-    """Why `model_id` may not be used, or None when the managed lists allow it."""
+def model_refusal(managed: Managed | None, model_id: str, base_url: str | None = None) -> str | None:
+    """Why `model_id` (reached at `base_url`, when its provider sets one) may not be used, or None when the
+    managed lists allow it."""
     if managed is None:
         return None
     provider = model_id.partition("/")[0]
@@ -189,6 +196,8 @@ def model_refusal(managed: Managed | None, model_id: str) -> str | None:
         return managed.refusal("provider", provider, "providers")
     if not managed.allowed(managed.policy.models, model_id):
         return managed.refusal("model", model_id, "models")
+    if base_url and not managed.allowed(managed.policy.base_urls, base_url):
+        return managed.refusal("base URL", base_url, "base_urls")
     return None
 
 

@@ -193,10 +193,17 @@ def validation_problems(merged: dict[str, Any], origins: Origins, *,
     try:
         return Config.model_validate(merged), []
     except ValidationError as exc:
-        errors = exc.errors()
+        return None, error_problems(exc, merged, origins, skip_permissions=skip_permissions)
+
+
+def error_problems(exc: ValidationError, data: dict[str, Any], origins: Origins, *,
+                   skip_permissions: bool = False) -> list[ConfigError]:
+    """One `ConfigError` per invalid value of `data` (a `Config`'s, or another section's such as the managed
+    file's), each at the file and line `origins` gives it, with what the value should be."""
+    errors = exc.errors()
     by_path: dict[KeyPath, list[Any]] = {}
     for error in errors:
-        path = _data_path(merged, error["loc"])
+        path = _data_path(data, error["loc"])
         if error["type"] == "missing":
             path = (*path, str(error["loc"][-1]))
         by_path.setdefault(path, []).append(error)
@@ -210,7 +217,7 @@ def validation_problems(merged: dict[str, Any], origins: Origins, *,
         source, line = _origin(origins, path)
         problems.append(ConfigError(source, line=line, key=dotted(path), hint=_describe(first, alternatives, path),
                                     restricting=restricts(path)))
-    return None, problems
+    return problems
 
 
 def _data_path(data: Any, loc: tuple[Any, ...]) -> KeyPath:

@@ -1,8 +1,8 @@
 """The permission engine: allow / ask / deny rules, last match wins, and the service that asks a person."""
 
 from .events import PermissionAsked, PermissionRequest, ToolRef
-from .rules import Grant, Rule, Ruleset, disabled, evaluate, from_config, merge
-from .service import NAMED_ONLY, PermissionService
+from .rules import NAMED_ONLY, Grant, Rule, Ruleset, disabled, evaluate, from_config, merge
+from .service import PermissionService
 from .wildcard import wildcard_match
 
 __all__ = [

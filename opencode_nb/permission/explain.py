@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..config.schema import Action
 from .rule import Rule
-from .service import NAMED_ONLY
+from .rules import NAMED_ONLY
 from .wildcard import wildcard_match
 
 

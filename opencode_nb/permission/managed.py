@@ -13,8 +13,7 @@ from functools import cached_property
 
 from ..config.managed import Managed
 from .rule import Rule
-from .rules import Action, Ruleset
-from .wildcard import wildcard_match
+from .rules import Action, Ruleset, deciding_rules
 
 
 class ManagedRules:
@@ -40,15 +39,19 @@ class ManagedRules:
         path = str(self.path)
         return [Rule(permission=name, pattern=path, action="deny") for name in ("edit", "agent_config")]
 
+    @cached_property
+    def deciding(self) -> Ruleset:
+        """Every managed rule, the file's own protection last: decided by the engine's own deciders, so a managed
+        rule matches exactly what the same rule matches anywhere else (and is compiled once, not per call)."""
+        return Ruleset([*self.rules, *self.own_file])
+
     def decide(self, permission: str, patterns: Sequence[str]) -> tuple[Action | None, Rule | None]:
         """deny if a managed rule denies any pattern, ask if one asks any, else None (a managed allow is no
         opinion: the other rules decide)."""
+        decider = deciding_rules(permission, self.deciding).for_permission(permission)
         found: tuple[Action | None, Rule | None] = (None, None)
-        rules = [*self.rules, *self.own_file]
         for pattern in patterns:
-            text = pattern.replace("\\", "/")
-            rule = next((r for r in reversed(rules)
-                         if wildcard_match(permission, r.permission) and wildcard_match(text, r.pattern)), None)
+            rule = decider.decide(pattern.replace("\\", "/"))
             if rule is None:
                 continue
             if rule.action == "deny":

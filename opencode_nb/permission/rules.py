@@ -278,3 +278,15 @@ def _key(segment: str) -> str:
     if segment and all(c.isalnum() or c in "_-" for c in segment):
         return segment
     return '"' + segment.replace('"', '\\"') + '"'
+
+
+NAMED_ONLY = frozenset({"agent_config", "git_internals", "network"})
+"""Permissions decided only by rules that name them exactly: writes to the files that steer the agents or
+make git run code later. A rule for every permission does not count for them."""
+
+
+def deciding_rules(permission: str, rules: Ruleset) -> Ruleset:
+    """The rules that can decide `permission`: all of them, or for a `NAMED_ONLY` one those naming it."""
+    if permission not in NAMED_ONLY:
+        return rules
+    return Ruleset(r for r in rules.rules_for(permission) if r.permission == permission)  # few, not all rules

@@ -37,7 +37,7 @@ from ..bus import Bus
 from ..errors import CorrectedError, DeniedError, NotFoundError, PolicyRefusedError, RejectedError
 from ..handoff import run_on
 from .events import DecidedBy, PermissionAsked, PermissionReplied, PermissionRequest, Reply, ToolRef
-from .rules import Action, Grant, Rule, Ruleset, as_ruleset, evaluate
+from .rules import Action, Grant, Rule, Ruleset, as_ruleset, deciding_rules, evaluate
 from .wildcard import wildcard_match
 
 if TYPE_CHECKING:
@@ -49,18 +49,6 @@ Policy = Callable[[PermissionRequest], Action | None]
 """Decides for runs with nobody to ask: "allow", "deny", or None (or "ask") to ask a person after all."""
 
 REPLIES: tuple[Reply, ...] = ("once", "always", "reject")
-
-NAMED_ONLY = frozenset({"agent_config", "git_internals", "network"})
-"""Permissions decided only by rules that name them exactly: writes to the files that steer the agents or
-make git run code later. A rule for every permission does not count for them."""
-
-
-def deciding_rules(permission: str, rules: Ruleset) -> Ruleset:
-    """The rules that can decide `permission`: all of them, or for a `NAMED_ONLY` one those naming it."""
-    if permission not in NAMED_ONLY:
-        return rules
-    return Ruleset(r for r in rules.rules_for(permission) if r.permission == permission)  # few, not all rules
-
 
 class GrantStore(Protocol):
     """Where "always" grants live: on the root session of a tree."""

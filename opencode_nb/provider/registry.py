@@ -123,10 +123,7 @@ class ProviderRegistry:
         info = self._infos.get(model_id)
         provider_id, model = self.check_model(model_id) if info is None else self.check_model_id(model_id)
         settings = self.config.provider.get(provider_id, ProviderConfig())
-        refusal = model_refusal(self.managed, model_id)
-        if refusal is None and self.managed is not None and settings.base_url \
-                and not self.managed.allowed(self.managed.policy.base_urls, settings.base_url):
-            refusal = self.managed.refusal("base URL", settings.base_url, "base_urls")
+        refusal = model_refusal(self.managed, model_id, settings.base_url)
         if refusal is not None:
             raise ModelIdError(model_id, refusal)
         kind = self._kind(provider_id, settings)

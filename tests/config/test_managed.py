@@ -118,17 +118,33 @@ def test_a_base_url_outside_the_managed_list_is_refused(tmp_path, managed):
         ws.providers.resolve("openai/gpt-5")
 
 
+async def _prompt_with_server(tmp_path: Path, marker: Path) -> Workspace:
+    server = [sys.executable, "-c", f"open({str(marker)!r}, 'w').write('x')"]
+    with workspace(tmp_path, {"mcp": {"rogue": {"type": "local", "command": server}}}) as ws:
+        ws.providers.register("scripted", Scripted([{"text": "done"}]))
+        await ws.prompt(ws.sessions.create().id, "go")
+        for _ in range(50):  # a server that starts writes its marker at once
+            if marker.exists():
+                break
+            await asyncio.sleep(0.1)
+        return ws
+
+
 async def test_an_unlisted_mcp_server_never_starts(tmp_path, managed):
     marker = tmp_path / "proj" / "started"  # inside the project: a sandboxed server could write it there
     managed.write_text("mcp: [approved]\n")
-    server = [sys.executable, "-c", f"open({str(marker)!r}, 'w').write('x')"]
-    with pytest.warns(Warning, match="mcp.rogue: not started"), \
-            workspace(tmp_path, {"mcp": {"rogue": {"type": "local", "command": server}}}) as ws:
-        assert "rogue" not in ws.config.mcp
-        ws.providers.register("scripted", Scripted([{"text": "done"}]))
-        await ws.prompt(ws.sessions.create().id, "go")
-        await asyncio.sleep(0.5)
-        assert not marker.exists()
+    with pytest.warns(Warning, match="mcp.rogue: not started"):
+        ws = await _prompt_with_server(tmp_path, marker)
+    assert "rogue" not in ws.config.mcp
+    assert not marker.exists()
+
+
+async def test_a_listed_mcp_server_starts_so_the_unlisted_case_can_fail(tmp_path, managed):
+    marker = tmp_path / "proj" / "started"
+    managed.write_text("mcp: [rogue]\n")
+    ws = await _prompt_with_server(tmp_path, marker)
+    assert "rogue" in ws.config.mcp
+    assert marker.exists()
 
 
 async def test_a_feature_turned_off_is_not_offered_to_the_model(tmp_path, managed):
@@ -151,8 +167,10 @@ def test_a_broken_managed_file_fails_closed_naming_file_line_and_key(tmp_path, m
     managed.write_text("sandbox: required\npermision:\n  bash: deny\n")
     with pytest.raises(ConfigError, match=rf"{managed}:2 permision: is not a key of the managed configuration"):
         workspace(tmp_path)
-    managed.write_text("sandbox: sometimes\n")
-    with pytest.raises(ConfigError, match=rf"{managed}:1 sandbox"):
+    with pytest.raises(ConfigError, match=r"did you mean permission\?"):
+        workspace(tmp_path)
+    managed.write_text("sandbox: requird\n")
+    with pytest.raises(ConfigError, match=rf"{managed}:1 sandbox: 'requird' is not one of .*did you mean required\?"):
         workspace(tmp_path)
 
 

@@ -25,12 +25,10 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import OpencodeNbError
 from ...session.store.dialect import Database
-from ...session.store.journaling import Journaling
 from .journal import KEEP_TURNS, Deleted, Files, GoneRun, Inserted, LiveRun, Reinsert, Replaced, Restored, Turn, Undone
 
 if TYPE_CHECKING:
@@ -61,22 +59,13 @@ KEEP_UNDONE = 2 * KEEP_TURNS
 
 
 class TurnRecords:
-    """The kept turns of one notebook of one project, in the session store.
+    """The kept turns of one notebook of one project, in the session store (either backend)."""
 
-    Args:
-        store: the open session store (either backend); a SQLite file's path also does, opened in `journaling`.
-        journaling: with a path, the store's journal mode (so its override holds here too).
-    """
-
-    def __init__(self, store: SessionStore | Path, project: str, notebook: Callable[[], str | None], *,
-                 names_of: Callable[[str], list[str]] | None = None, journaling: Journaling | None = None) -> None:
+    def __init__(self, store: SessionStore, project: str, notebook: Callable[[], str | None], *,
+                 names_of: Callable[[str], list[str]] | None = None) -> None:
         self.project, self.notebook = project, notebook
-        self._connect: Callable[[], Database]
-        if isinstance(store, Path):
-            mode = journaling if journaling is not None else Journaling.for_file(store)
-            self.where, self._connect = str(store), mode.connect
-        else:
-            self.where, self._connect = store.where, store.side_connection
+        self.where = store.where
+        self._connect: Callable[[], Database] = store.side_connection
         self._errors = _database_errors()
         self.names_of = names_of
         """The names a live run of this kernel bound, kept so a later kernel can say they are gone."""

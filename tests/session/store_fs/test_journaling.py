@@ -139,8 +139,8 @@ def test_the_notebooks_turn_records_write_in_the_stores_mode_and_queue_on_its_lo
 
     path = tmp_path / "s.sqlite"
     journaling = Journaling(path, "rollback")
-    with SessionStore(path, journaling):
-        records = TurnRecords(path, "/project", lambda: "a.ipynb", journaling=journaling)
+    with SessionStore(path, journaling) as store:
+        records = TurnRecords(store, "/project", lambda: "a.ipynb")
         other = os.open(journaling.writer_lock, os.O_RDWR)
         fcntl.flock(other, fcntl.LOCK_EX)
         saved = threading.Thread(target=records.save, args=(Turn("ses_1", "c1", "%%agent go", started=time.time()),
