@@ -13,7 +13,7 @@ What it can say (every key optional):
   a lower rule withholds: an administrator tightens, never loosens.
 - `network`: host rules (`{"*": deny, "pypi.org": allow}`), the same as `permission: {network: ...}`.
 - `sandbox`: `required` or `auto`; the configuration's `sandbox` is never weaker.
-- `providers`, `models`, `base_urls`: allow-lists (wildcards as in rules: `anthropic/*`); a model, a provider
+- `providers`, `models`, `base_urls`: allow-lists (shell-style wildcards: `anthropic/*`); a model, a provider
   or a provider's `base_url` outside them is refused, naming this file.
 - `mcp`: the MCP servers that may start, by name, command (its first word, or the whole line) or URL; the
   others never start.
