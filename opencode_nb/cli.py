@@ -143,6 +143,7 @@ def config_command(directory: Path, action: str) -> int:
 
             print("OS sandbox of shell commands: " + sandbox_status(ws.sandbox.mode, ws.sandbox.binary).line)
             print(ws.store_notice())
+            print(ws.approvals_notice())
             for notice in ws.managed_notices():
                 print(notice)
         held = ws.config_held

@@ -21,6 +21,7 @@ an unknown key; the loader also keeps it in `LoadedConfig.warnings` for front en
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -140,20 +141,24 @@ class DeniedError(ToolError):
     SHOWN = 50
     """The most rules the message quotes (the newest, which decide): a ruleset can hold 100,000."""
 
-    def __init__(self, rules: list[Any] | None = None, *, reason: str | None = None) -> None:
+    def __init__(self, rules: list[Any] | None = None, *, reason: str | None = None,
+                 managed: str | None = None) -> None:
+        """`managed`: the administrator's file the rules come from, when they are its and not the person's."""
         self.rules = list(rules or [])
         shown = json.dumps([_rule_dict(r) for r in self.rules[-self.SHOWN:]])
         of = f" (the last {self.SHOWN} of {len(self.rules)})" if len(self.rules) > self.SHOWN else ""
         why = f"\n{reason}" if reason else ""
-        super().__init__(f"{DENIED}{of} {shown}{why}", summary=self.person_summary(self.rules))
+        super().__init__(f"{DENIED}{of} {shown}{why}", summary=self.person_summary(self.rules, managed))
 
     @staticmethod
-    def person_summary(rules: list[Any]) -> str:
-        """The denying rule as the person wrote it, when only one could have denied the call."""
+    def person_summary(rules: list[Any], managed: str | None = None) -> str:
+        """The denying rule as its author wrote it, when only one could have denied the call."""
+        whose = "the administrator's managed" if managed else "your permission"
+        where = f" ({managed})" if managed else ""
         denies = [r for r in rules if getattr(r, "action", None) == "deny"]
         if len(denies) != 1:
-            return "Denied by your permission rules"
-        return f"Denied by your permission rule {denies[0].permission} {denies[0].pattern!r}: deny"
+            return f"Denied by {whose} rules{where}"
+        return f"Denied by {whose} rule {denies[0].permission} {denies[0].pattern!r}: deny{where}"
 
 
 class PolicyRefusedError(ToolError):
@@ -202,8 +207,16 @@ def person_summary(message: str) -> str | None:
     if message.startswith(REJECTED):
         return REJECTED_SUMMARY
     if message.startswith(DENIED):
+        managed = MANAGED_DENIAL.search(message)
+        if managed is not None:
+            path, permission, pattern = managed.groups()
+            return f"Denied by the administrator's managed rule {permission} {pattern}: deny ({path})"
         return "Denied by your permission rules"
     return None
+
+
+MANAGED_DENIAL = re.compile(r"The administrator's managed configuration \((.+?)\) denies (\S+) ('.*?'|\".*?\");")
+"""The reason a managed deny gives (permission/service.py), from which its summary is read back."""
 
 
 def _rule_dict(rule: Any) -> Any:

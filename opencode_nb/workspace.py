@@ -38,6 +38,7 @@ from .config.skills import Skills
 from .errors import NotFoundError, OpencodeNbError
 from .mcp.entries import secret_values
 from .mcp.servers import McpServers
+from .people import Approvers, approvers
 from .permission.events import PermissionAsked, PermissionReplied, PermissionRequest, Reply
 from .permission.managed import ManagedRules
 from .permission.service import PermissionService
@@ -306,6 +307,11 @@ class Workspace:
     def review(self, review: CellReview | None) -> None:
         self.deps.review = review
 
+    @property
+    def approvers(self) -> Approvers | None:
+        """Who may answer approvals from a page (`approvals`); None: whoever sees the prompt."""
+        return approvers(self.config.approvals, self.env)
+
     # ------------------------------------------------------------------------------------------ unattended
 
     def _unattended_permission(self, request: PermissionRequest) -> Literal["allow", "deny"] | None:
@@ -330,6 +336,14 @@ class Workspace:
         what permission patterns and protected paths are judged from. Relative paths and commands start at
         `directory` (a notebook's folder) instead."""
         return self.loaded.root
+
+    def approvals_notice(self) -> str:
+        """Who may answer approvals from a page, for the config views."""
+        rule = self.approvers
+        if rule is None:
+            return (f"approvals: {self.config.approvals} — anyone who sees a prompt may answer it (on JupyterHub, "
+                    "`auto` lets only the server's owner answer)")
+        return f"approvals: {self.config.approvals} — only {rule.owner} ({rule.source}) may answer prompts"
 
     def store_notice(self) -> str:
         """Where sessions are kept, for the config views: the PostgreSQL server, or the file with its journal mode

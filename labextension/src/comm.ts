@@ -39,6 +39,8 @@ type Send = (data: Result) => void;
 /** What requests act on: the notebook, and the pending changes shown in it. */
 export interface Host extends NotebookView {
   readonly pending: PendingPanels;
+  /** This page's id, sent in its hello: the kernel addresses each request to one page (`to`). */
+  readonly pageId: string;
 }
 
 type Action = (view: Host, params: Params, send: Send, requestId: string) => Result | Promise<Result>;
@@ -75,12 +77,21 @@ interface Asked {
   fail: (error: Error) => void;
 }
 
+/** The person signed in to this page, as the server's identity provider names them (`/api/me`). */
+export interface Person {
+  username: string;
+  name: string;
+  display_name: string;
+}
+
 /** Who we are, for the hello. */
 export interface FrontendInfo {
   /** This extension's version (its package.json). */
   version: string;
   /** E.g. "JupyterLab 4.6.6" or "Jupyter Notebook 7.5.0". */
   frontend: string;
+  /** The person using this page, once the server said; null before that or where it has no identity. */
+  person: () => Person | null;
 }
 
 function errorText(error: unknown): string {
@@ -89,10 +100,17 @@ function errorText(error: unknown): string {
 
 /**
  * Answer one request on `send`. Returns nothing, ever: an action that needs time replies from its promise.
+ *
+ * A comm the kernel opened reaches every page connected to the kernel (two people on one notebook under
+ * real-time collaboration, or two tabs): each request names the page that is to answer it, and the others
+ * stay silent, so a change is made once and reaches the other pages through the shared document.
  */
 export function dispatch(view: Host, data: unknown, send: Send): void {
   if (!isObject(data) || (data.action === undefined && data.request_id === undefined)) {
     return; // a hello or an event, not a request
+  }
+  if (typeof data.to === 'string' && data.to !== view.pageId) {
+    return; // another page's request
   }
   const requestId = data.request_id;
   if (typeof requestId !== 'string' || requestId === '') {
@@ -162,6 +180,16 @@ export class NotebookLink implements Host, Turns, FixHost {
 
   /** The pending changes the kernel asked to show (`show_pending`). */
   readonly pending = new PendingPanels(this);
+
+  readonly pageId = UUID.uuid4();
+
+  /** Say the hello again on every comm the kernel took: what it says (the person) became known. */
+  greetAgain(): void {
+    const hello = this.hello();
+    for (const comm of this.ready) {
+      this.quietly(() => comm.send(hello as JSONObject));
+    }
+  }
 
   /** A comm is known to reach the kernel's target: opencode_nb is loaded there. */
   get reachesKernel(): boolean {
@@ -321,7 +349,10 @@ export class NotebookLink implements Host, Turns, FixHost {
       version: this.info.version,
       capabilities: CAPABILITIES,
       path: this.panel.context.path,
-      frontend: this.info.frontend
+      frontend: this.info.frontend,
+      page: this.pageId,
+      collaborative: this.panel.context.model.collaborative,
+      user: this.info.person()
     };
   }
 

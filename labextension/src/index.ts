@@ -9,7 +9,7 @@ import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/applica
 import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 import type { DocumentRegistry } from '@jupyterlab/docregistry';
 
-import { NotebookLink } from './comm';
+import { NotebookLink, type Person } from './comm';
 import { ERROR_MIME, ERROR_RANK, ErrorActions, STDERR_MIME } from './fixbuttons';
 import { highlightAgentCells } from './highlight';
 import { untrackSubshellRequests } from './status';
@@ -22,7 +22,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
   autoStart: true,
   requires: [INotebookTracker],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker): void => {
-    const info = { version: VERSION, frontend: `${app.name} ${app.version}` };
+    const people = app.serviceManager.user;
+    const person = (): Person | null => {
+      const identity = people.identity;
+      return identity ? { username: identity.username, name: identity.name, display_name: identity.display_name } : null;
+    };
+    const info = { version: VERSION, frontend: `${app.name} ${app.version}`, person };
     untrackSubshellRequests();
     // One link per document: views of the same notebook share its kernel connection.
     const links = new Map<DocumentRegistry.Context, NotebookLink>();
@@ -67,6 +72,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
       });
     };
 
+    // Who uses this page is known once the server answered; kernels greeted before then hear it again.
+    people.ready
+      .then(() => links.forEach(link => link.greetAgain()))
+      .catch((error: unknown) => console.debug('opencode-nb: the server did not say who uses this page', error));
     tracker.forEach(track);
     tracker.widgetAdded.connect((_, panel) => track(panel));
     console.debug(`opencode-nb ${VERSION}: activated`);

@@ -6,6 +6,9 @@
  * its last save, so a second save started before the first has finished finds the file "changed on disk"
  * and asks the person whether to overwrite it. Changes are gathered too: a burst (a plan's cells, an undo)
  * is one save, shortly after the last change.
+ *
+ * Under real-time collaboration the page holds no copy of its own: its model is the shared document, which
+ * the server stores and saves to the file shortly after each change, so a save of ours would only race it.
  */
 
 import type { DocumentRegistry } from '@jupyterlab/docregistry';
@@ -29,6 +32,9 @@ export function saveInTurn(context: Context): Promise<void> {
 
 export function saveSoon(view: NotebookView): void {
   const context = view.panel.context;
+  if (context.model.collaborative) {
+    return; // the shared document: the server keeps it and writes the file itself, after every change
+  }
   const previous = timers.get(context);
   if (previous !== undefined) {
     clearTimeout(previous);

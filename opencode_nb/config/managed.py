@@ -13,6 +13,8 @@ What it can say (every key optional):
   a lower rule withholds: an administrator tightens, never loosens.
 - `network`: host rules (`{"*": deny, "pypi.org": allow}`), the same as `permission: {network: ...}`.
 - `sandbox`: `required` or `auto`; the configuration's `sandbox` is never weaker.
+- `approvals`: who may answer prompts on a server several people use (`owner` on every server of a hub);
+  it replaces the configuration's own `approvals`.
 - `providers`, `models`, `base_urls`: allow-lists (shell-style wildcards: `anthropic/*`); a model, a provider
   or a provider's `base_url` outside them is refused, naming this file.
 - `mcp`: the MCP servers that may start, by name, command (its first word, or the whole line) or URL; the
@@ -36,6 +38,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from ..errors import ConfigError
+from ..people import ApprovalsMode
 from .layer import Layer, Origins, dotted, place
 from .parse import read_config_file
 from .schema import Action, PermissionConfig, Section
@@ -54,6 +57,7 @@ class ManagedPolicy(Section):
     permission: PermissionConfig | None = None
     network: dict[str, Action] | None = None
     sandbox: Literal["auto", "required"] | None = None
+    approvals: ApprovalsMode | None = None
     providers: list[str] | None = None
     models: list[str] | None = None
     base_urls: list[str] | None = None
@@ -68,7 +72,8 @@ class Managed:
     path: Path
     policy: ManagedPolicy
     layer: Layer | None = None
-    """The file as read, lines included: its `permission`, `network` and `sandbox` merge last (load.py)."""
+    """The file as read, lines included: its `permission`, `network`, `sandbox` and `approvals` merge last
+    (load.py)."""
 
     def config_layer(self) -> Layer:
         """What of the file is configuration too, as the last layer: so the config view shows these values as
@@ -83,6 +88,8 @@ class Managed:
             permission["network"] = dict(self.policy.network)
         if self.policy.sandbox is not None:
             data["sandbox"] = self.policy.sandbox
+        if self.policy.approvals is not None:
+            data["approvals"] = self.policy.approvals
         lines = dict(self.layer.lines) if self.layer is not None else {}
         for host in self.policy.network or {}:
             if ("network", host) in lines:
@@ -217,6 +224,10 @@ def loosening_notices(managed: Managed, merged: dict[str, Any], origins: Any) ->
     if wanted is not None and isinstance(lower, str) and strength.get(lower, 0) < strength[wanted]:
         notes.append(f"{_at(origins, ('sandbox',))}: sandbox: {lower} is not applied: sandbox is managed by "
                      f"{managed.path} ({wanted})")
+    approvals = managed.policy.approvals
+    if approvals is not None and merged.get("approvals") not in (None, approvals):
+        notes.append(f"{_at(origins, ('approvals',))}: approvals: {merged['approvals']} is not applied: approvals is "
+                     f"managed by {managed.path} ({approvals})")
     strict = [r for r in managed.rules() if r[2] != "allow"]
     for path, (name, pattern) in _lower_allows(merged):
         for held_name, held_pattern, action in strict:

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from ..people import ApprovalsMode
+
 Action = Literal["allow", "ask", "deny"]
 """What a permission rule does. Defined here, below the permission engine, so that reading a config file
 never needs the engine; `permission.rules` takes it from here."""
@@ -261,6 +263,9 @@ class Config(Section):
     """The OS sandbox for shell commands and spawned workers: `auto` confines them where this machine can
     (bubblewrap on Linux, sandbox-exec on macOS) and says once per session where it cannot; `required`
     refuses to run them unconfined; `off` never confines them."""
+    approvals: ApprovalsMode = "auto"
+    """Who may answer approvals on a server several people use: `owner` (JupyterHub's JUPYTERHUB_USER, else the
+    kernel's OS user), `anyone` who sees the prompt, or `auto`: `owner` on a hub, `anyone` elsewhere."""
     review: ReviewMode = "off"
     """`cells`: every cell change an agent makes (`notebook_edit`) lands as a pending change the person accepts or
     rejects; `off`: changes land at once, after the usual permission ask. An agent's own `review` comes first."""

@@ -101,7 +101,8 @@ class NotebookAgent:
         self.pending = PendingChanges(notebook=self._built_notebook, journal=self.journal, presence=presence,
                                       config=self._built_config, root_of=self._root_of)
         """The cell changes agents proposed for the person to accept or reject (`review: cells`, a Fix)."""
-        PendingPage(self.pending, self.frontend, lambda: self.loop).attach()
+        PendingPage(self.pending, self.frontend, lambda: self.loop,
+                    lambda: ws.approvers if (ws := self._built()) is not None else None).attach()
 
     # ------------------------------------------------------------------------------------------ workspace
 
@@ -290,6 +291,7 @@ class NotebookAgent:
             from ..views.hub import ViewHub
 
             self._hub = ViewHub(self.workspace().bus)
+            self._hub.person = self.frontend.person_now  # whose page a click came from
         return self._hub
 
     # ------------------------------------------------------------------------------------------ sessions

@@ -26,10 +26,11 @@ class Ask(Protocol):
     """
 
     def __call__(self, permission: str, patterns: list[str], always: list[str] | None = None,
-                 metadata: dict[str, Any] | None = None, *, always_ask: bool = False) -> Awaitable[None]:
-        """Return when the call may go ahead; raise `DeniedError`, `RejectedError`, `CorrectedError` or
-        `PolicyRefusedError` otherwise. `always` is what an "always" answer grants; `metadata` is what the
-        person sees (a diff, a command); `always_ask` asks even where the rules allow."""
+                 metadata: dict[str, Any] | None = None, *, always_ask: bool = False) -> Awaitable[str | None]:
+        """Return when the call may go ahead, with who allowed it where a page named them; raise `DeniedError`,
+        `RejectedError`, `CorrectedError` or `PolicyRefusedError` otherwise. `always` is what an "always" answer
+        grants; `metadata` is what the person sees (a diff, a command); `always_ask` asks even where the rules
+        allow."""
         ...
 
 
@@ -67,3 +68,6 @@ class PermissionReplied(Event):
     reason: str | None = None
     """Why it was answered without a person (policy, timeout, workspace closed), for transcripts."""
     decided_by: DecidedBy = "person"
+    by: str | None = None
+    """The person who answered, as the Jupyter server names them (`alice`, `Alice Smith (alice)`), where a page
+    said who is signed in to it; None for other answers."""

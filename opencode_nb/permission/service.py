@@ -65,7 +65,8 @@ class _Pending:
     request: PermissionRequest
     ruleset: Ruleset
     root: str
-    future: asyncio.Future[None]
+    future: asyncio.Future[str | None]
+    """Settled with who allowed the call (see `ask`), or failed with why it may not go ahead."""
     loop: asyncio.AbstractEventLoop
     held: bool = False
     """A managed rule asks for this call: only a person's reply to it counts, never a grant."""
@@ -104,8 +105,8 @@ class PermissionService:
         ruleset: Iterable[Rule] = (),
         tool: ToolRef | None = None,
         always_ask: bool = False,
-    ) -> None:
-        """Return when the call may go ahead.
+    ) -> str | None:
+        """Return when the call may go ahead: with the person who allowed it where a page named them, else None.
 
         `always_ask` makes a person decide even when the rules allow everything (a shell line that did
         not parse cleanly cannot be trusted to mean what its patterns say); a deny still refuses at once.
@@ -121,7 +122,8 @@ class PermissionService:
         held, by = self.managed.decide(permission, patterns) if self.managed is not None else (None, None)
         if held == "deny" and self.managed is not None and by is not None:
             raise DeniedError([by], reason=f"The administrator's managed configuration ({self.managed.path}) denies "
-                              f"{permission} {by.pattern!r}; no setting here can allow it. Do without it.")
+                              f"{permission} {by.pattern!r}; no setting here can allow it. Do without it.",
+                              managed=str(self.managed.path))
         rules = deciding_rules(permission, as_ruleset(ruleset))
         root = self._root(session_id)
         granted = self._granted(root, agent, permission)
@@ -129,7 +131,7 @@ class PermissionService:
         if "deny" in decisions:
             raise DeniedError([r for r in rules if wildcard_match(permission, r.permission)])
         if decisions and all(d == "allow" for d in decisions) and not always_ask and held != "ask":
-            return
+            return None
         request = PermissionRequest(
             id=ids.ascending("permission"),
             session_id=session_id,
@@ -147,7 +149,7 @@ class PermissionService:
             if decision == "allow" or decision == "deny":
                 self.bus.publish(PermissionAsked(request=request))  # so transcripts show what was decided
                 self._decide_by_policy(request, decision)
-                return
+                return None
         loop = asyncio.get_running_loop()
         pending = _Pending(request, rules, root, loop.create_future(), loop, held=held == "ask")
         with self._lock:
@@ -155,7 +157,7 @@ class PermissionService:
         self.bus.publish(PermissionAsked(request=request))
         timer = loop.call_later(self.timeout_s, self._expire, request.id) if self.timeout_s else None
         try:
-            await pending.future
+            return await pending.future
         except asyncio.CancelledError:
             if self._take(request.id) is not None:  # stopped while waiting: close the prompt
                 self._publish(request, "reject", reason="aborted", decided_by="stop")
@@ -177,8 +179,8 @@ class PermissionService:
 
     # ------------------------------------------------------------------------------------------ replying
 
-    def reply(self, request_id: str, reply: Reply, message: str | None = None) -> None:
-        """Answer a pending request; safe to call from any thread.
+    def reply(self, request_id: str, reply: Reply, message: str | None = None, *, by: str | None = None) -> None:
+        """Answer a pending request; safe to call from any thread. `by` is who answered, for the record.
 
         Raises:
             NotFoundError: no pending request has this id (never asked, or already answered).
@@ -189,18 +191,18 @@ class PermissionService:
         pending = self._take(request_id)
         if pending is None:
             raise NotFoundError("permission request", request_id)
-        run_on(pending.loop, self._apply, pending, reply, message)
+        run_on(pending.loop, self._apply, pending, reply, message, by)
 
-    def _apply(self, pending: _Pending, reply: Reply, message: str | None) -> None:
+    def _apply(self, pending: _Pending, reply: Reply, message: str | None, by: str | None) -> None:
         request = pending.request
-        self._publish(request, reply, message=message)
+        self._publish(request, reply, message=message, by=by)
         if reply == "reject":
             _fail(pending.future, CorrectedError(message) if message else RejectedError())
             for other in self._take_where(lambda p: p.request.session_id == request.session_id):
                 self._publish(other.request, "reject")
                 run_on(other.loop, _fail, other.future, RejectedError())
             return
-        _succeed(pending.future)
+        _succeed(pending.future, by)
         if reply == "always" and not pending.held:
             self._grant(pending.root, [
                 Grant(agent=request.agent, permission=request.permission, pattern=p) for p in request.always
@@ -208,8 +210,8 @@ class PermissionService:
             for other in self._take_where(
                 lambda p: p.root == pending.root and p.request.agent == request.agent and self._now_allowed(p)
             ):
-                self._publish(other.request, "always", decided_by="grant")
-                run_on(other.loop, _succeed, other.future)
+                self._publish(other.request, "always", decided_by="grant", by=by)
+                run_on(other.loop, _succeed, other.future, by)
 
     def _now_allowed(self, pending: _Pending) -> bool:
         request = pending.request
@@ -283,16 +285,16 @@ class PermissionService:
         return chosen
 
     def _publish(self, request: PermissionRequest, reply: Reply, *, message: str | None = None,
-                 reason: str | None = None, decided_by: DecidedBy = "person") -> None:
+                 reason: str | None = None, decided_by: DecidedBy = "person", by: str | None = None) -> None:
         self.bus.publish(PermissionReplied(session_id=request.session_id, request_id=request.id, reply=reply,
-                                           message=message, reason=reason, decided_by=decided_by))
+                                           message=message, reason=reason, decided_by=decided_by, by=by))
 
 
-def _succeed(future: asyncio.Future[None]) -> None:
+def _succeed(future: asyncio.Future[str | None], by: str | None) -> None:
     if not future.done():
-        future.set_result(None)
+        future.set_result(by)
 
 
-def _fail(future: asyncio.Future[None], error: BaseException) -> None:
+def _fail(future: asyncio.Future[str | None], error: BaseException) -> None:
     if not future.done():
         future.set_exception(error)

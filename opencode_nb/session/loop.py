@@ -344,16 +344,20 @@ class SessionLoop:
     def _context(self, state: RunState, user: UserMessage, part: ToolPart, agent: AgentInfo, ruleset: list[Any],
                  model_id: str) -> ToolContext:
         session_id = state.session_id
+        approvals: list[dict[str, Any]] = []
 
         async def ask(permission: str, patterns: list[str], always: list[str] | None = None,
                       metadata: dict[str, Any] | None = None, *, always_ask: bool = False) -> None:
             here, root = self.deps.directory, self.deps.root  # shown from the notebook, matched from the root
             shown = with_named_paths(permission, patterns, always or [], metadata or {}, here, root)
-            await self.deps.permissions.ask(
+            by = await self.deps.permissions.ask(
                 session_id, agent.name, permission, patterns, always=always or [], metadata=shown,
                 ruleset=ruleset, tool=ToolRef(message_id=part.message_id, call_id=part.call_id),
                 always_ask=always_ask,
             )
+            if by is not None:  # on a shared server the call's record says who let it run
+                approvals.append({"permission": permission, "patterns": patterns, "by": by})
+                update(metadata={"approved_by": list(approvals)})
 
         def update(title: str | None = None, metadata: dict[str, Any] | None = None) -> None:
             processor = self._processors.get((session_id, part.message_id))

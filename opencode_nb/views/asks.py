@@ -100,22 +100,24 @@ def permission_html(request: PermissionRequest) -> str:
 
 
 def permission_record_html(request: PermissionRequest, reply: Reply, *, message: str | None = None,
-                           reason: str | None = None) -> str:
-    """The one line a prompt collapses to once it has been answered."""
+                           reason: str | None = None, by: str | None = None) -> str:
+    """The one line a prompt collapses to once it has been answered (and by whom, where a page said)."""
     icon = "✓" if reply != "reject" else "✗"
     who = f" — {escape(reason)}" if reason else ""
     said = f": “{escape(message)}”" if message else ""
+    person = f" by {escape(by)}" if by else ""
     patterns = ", ".join(shown_patterns(request))
     code = f" <code>{escape(patterns[:200])}</code>" if patterns else ""
     return (f'<div class="ocnb-ask-record" style="margin:2px 0;color:{MUTED}">{icon} {escape(request.agent)} · '
-            f"{escape(request.permission)}{code} — {REPLY_WORDS[reply]}{said}{who}</div>")
+            f"{escape(request.permission)}{code} — {REPLY_WORDS[reply]}{person}{said}{who}</div>")
 
 
 def permission_record_text(request: PermissionRequest, reply: Reply, *, message: str | None = None,
-                           reason: str | None = None) -> str:
+                           reason: str | None = None, by: str | None = None) -> str:
     said = f': "{message}"' if message else ""
     why = f" ({reason})" if reason else ""
-    return f"? {request.agent} asked for {asked_for_text(request)}: {REPLY_WORDS[reply]}{said}{why}"
+    person = f" by {by}" if by else ""
+    return f"? {request.agent} asked for {asked_for_text(request)}: {REPLY_WORDS[reply]}{person}{said}{why}"
 
 
 def _answered(request: QuestionRequest, answers: Sequence[Sequence[str]] | None, none: str) -> list[tuple[str, str]]:

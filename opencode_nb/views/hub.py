@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from ..bus import Bus, Event
 from ..handoff import run_on
+from ..people import Person, nobody
 from ..permission.events import PermissionAsked, PermissionReplied
 from ..question.events import QuestionAsked, QuestionReplied
 from ..session.events import (
@@ -82,6 +83,8 @@ class ViewHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.flushes = 0
         """How many flushes ran (benchmarks report it)."""
+        self.person: Callable[[], Person | None] = nobody
+        """Who sent the message being handled now (a click), where the pages say; the kernel sets it."""
         # The hub shows prompts a person answers, so it subscribes to the ask events by their types: that is how
         # a workspace knows somebody may answer and does not decide asks by its unattended policy.
         offs = [bus.subscribe(Event.ALL, self._route_others), bus.subscribe(PermissionAsked, self._route),

@@ -43,8 +43,10 @@ class AskRecorder:
         request = self._asked.pop(event.request_id, None)
         match request, event:
             case PermissionRequest(), PermissionReplied():
-                html = permission_record_html(request, event.reply, message=event.message, reason=event.reason)
-                text = permission_record_text(request, event.reply, message=event.message, reason=event.reason)
+                html = permission_record_html(request, event.reply, message=event.message, reason=event.reason,
+                                              by=event.by)
+                text = permission_record_text(request, event.reply, message=event.message, reason=event.reason,
+                                              by=event.by)
             case QuestionRequest(), QuestionReplied():
                 html = question_record_html(request, event.answers, event.reason)
                 text = question_record_text(request, event.answers, event.reason)

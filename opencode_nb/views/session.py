@@ -373,7 +373,8 @@ class SessionView:
         view.reveal = reveal
 
     def _on_permission(self, request: PermissionRequest) -> None:
-        view = PermissionPromptView(request, self.ws.permissions.reply, self.hub.call_soon)
+        view = PermissionPromptView(request, self.ws.permissions.reply, self.hub.call_soon, who=self.hub.person,
+                                    approvers=self.ws.approvers)
         self._prompts[request.id] = view
         self._placing.append((request.tool.call_id if request.tool else None, view))
 

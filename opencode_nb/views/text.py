@@ -100,14 +100,16 @@ class TextTranscript:
                 if part.id not in self._done:
                     self._on_part(part)
             case PermissionReplied(request_id=request_id, reply=reply, message=said, reason=reason,
-                                   session_id=session_id):
+                                   session_id=session_id, by=by):
                 asked = self._asks.pop(request_id, None)
                 if request_id in self._answered_here:
                     pass
                 elif isinstance(asked, PermissionRequest):
-                    self._answered(asked, [permission_record_text(asked, reply, message=said, reason=reason)])
+                    self._answered(asked, [permission_record_text(asked, reply, message=said, reason=reason,
+                                                                       by=by)])
                 else:  # asked before this transcript began: the answer is all it knows
-                    self._print(f"  ? permission {REPLY_WORDS[reply]}" + (f" ({reason})" if reason else ""),
+                    self._print(f"  ? permission {REPLY_WORDS[reply]}" + (f" by {by}" if by else "")
+                                + (f" ({reason})" if reason else ""),
                                 session_id)
             case QuestionReplied(request_id=request_id, answers=answers, reason=reason):
                 asked = self._asks.pop(request_id, None)

@@ -12,7 +12,7 @@ import pytest
 
 from opencode_nb import Workspace
 from opencode_nb.config import managed as managed_module
-from opencode_nb.errors import ConfigError
+from opencode_nb.errors import ConfigError, person_summary
 from opencode_nb.provider import Scripted
 
 
@@ -56,6 +56,7 @@ async def test_a_managed_deny_holds_against_project_in_kernel_agent_rules_and_a_
         victim.write_text("kept")
         state = await bash(ws, f"rm {victim}")
         assert state.status == "error" and str(managed) in state.error, state
+        assert person_summary(state.error) == f"Denied by the administrator's managed rule bash 'rm *': deny ({managed})"
         assert victim.read_text() == "kept"
         assert asked == []  # refused before anybody was asked: there is nothing to say yes to
         assert any("allow does not loosen" in w and str(managed) in w for w in ws.warnings)
@@ -95,6 +96,16 @@ async def test_managed_sandbox_required_is_not_loosened_by_a_project_sandbox_off
         state = await bash(ws, "touch unconfined")
         assert state.status == "error", state  # no sandbox on this "machine", and required refuses to run without
         assert not (tmp_path / "proj" / "unconfined").exists()
+
+
+def test_managed_approvals_owner_is_not_loosened_by_a_project_or_in_kernel_anyone(tmp_path, managed):
+    managed.write_text("approvals: owner\n")
+    project = 'model: scripted/demo\napprovals: anyone\n'
+    with pytest.warns(Warning, match="approvals is managed by"):
+        ws = workspace(tmp_path, {"approvals": "anyone"}, project=project, env={"JUPYTERHUB_USER": "alice"})
+    with ws:
+        assert ws.config.approvals == "owner"
+        assert ws.approvers is not None and ws.approvers.owner == "alice"
 
 
 async def test_a_model_outside_the_managed_list_is_refused_naming_the_file(tmp_path, managed):

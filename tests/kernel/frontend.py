@@ -65,9 +65,13 @@ class FakeExtension:
         self.running: str | None = None
         self.lock = threading.RLock()
 
-    def hello(self) -> dict[str, Any]:
+    def hello(self, *, page: str | None = None, user: dict[str, str] | None = None) -> dict[str, Any]:
+        """The hello; `page` and `user` as the extension names the page and the person signed in to it."""
+        extra: dict[str, Any] = {"page": page} if page else {}
+        if user is not None:
+            extra["user"] = user
         return {"hello": "jupyterlab", "version": self.version, "capabilities": list(self.capabilities),
-                "path": self.path, "frontend": self.frontend}
+                "path": self.path, "frontend": self.frontend, **extra}
 
     # ------------------------------------------------------------------------------------------ the notebook
 
@@ -337,14 +341,24 @@ class FakeFrontend:
         self._send(msg)
         return msg["header"]["msg_id"]
 
-    def send_comm(self, comm_id: str, data: dict[str, Any], subshell_id: str | None = None) -> None:
+    def send_comm(self, comm_id: str, data: dict[str, Any], subshell_id: str | None = None, *,
+                  session: str | None = None) -> None:
+        """`session`: send as another client of the kernel would (another page: its own client session id)."""
         msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
         if subshell_id:
             msg["header"]["subshell_id"] = subshell_id
+        if session:
+            msg["header"]["session"] = session
         self._send(msg)
 
-    def click(self, comm_id: str, subshell_id: str | None = None) -> None:
-        self.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}}, subshell_id)
+    def click(self, comm_id: str, subshell_id: str | None = None, *, session: str | None = None) -> None:
+        self.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}}, subshell_id, session=session)
+
+    def html_of(self, css_class: str) -> list[str]:
+        """The values of the kernel's HTML widgets that show `css_class`."""
+        with self._lock:
+            values = [str(s.get("value", "")) for s in self.models.values()]
+        return [v for v in values if css_class in v]
 
     def set_value(self, comm_id: str, **state: Any) -> None:
         self.send_comm(comm_id, {"method": "update", "state": state, "buffer_paths": []})

@@ -168,7 +168,16 @@ def permissions(ws: Workspace, agent: str, session_id: str | None, *, mode: str,
         if grant_rows else text("No “always” approvals in this session yet.")
     who = (f"Nobody is present ({reason}): asks are answered by policy {policy!r}."
            if mode == "headless" else "Asks wait for your answer in the notebook.")
+    if mode != "headless" and (approvers := ws.approvers) is not None:
+        who += f" {approvers.note}"
     parts = [verdicts, behind, extra]
+    held = ws.permissions.managed
+    if held is not None and held.strict:
+        parts.append(table(["permission", "pattern", "action"],
+                           [[r.permission, r.pattern, r.action] for r in held.strict],
+                           caption=f"The administrator's rules ({held.path}), checked before all of the above: their "
+                                   "deny refuses and their ask asks a person, whatever the rules, an “always” or a "
+                                   "policy say"))
     return {"text/html": "".join(p["text/html"] for p in parts) + f"<p>{escape(who)}</p>",
             "text/plain": "\n\n".join([*(p["text/plain"] for p in parts), who])}
 
@@ -204,6 +213,7 @@ def config(ws: Workspace, settings: list[tuple[str, Any, str]], notices: Sequenc
                                                                           f"{ws.loaded.global_dir})"))
     lines.append("# OS sandbox of shell commands: " + sandbox_status(ws.sandbox.mode, ws.sandbox.binary).line)
     lines.append("# " + ws.store_notice())
+    lines.append("# " + ws.approvals_notice())
     lines.append("# this notebook (%config Agent.*):")
     lines += [f"#   Agent.{name} = {value!r}    ({source})" for name, value, source in settings]
     return text(secrets.redact("\n".join(lines)))  # a secret under a key that does not look like one

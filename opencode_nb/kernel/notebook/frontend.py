@@ -11,6 +11,14 @@ A request carries a fresh id and waits, with a timeout, for the one reply whose 
 events (`cell_done`) name the request they belong to. The page asks the kernel too (`answer`: a card's
 Undo), and is answered on the comm it asked on.
 
+Several pages can be connected at once: two people on one notebook under real-time collaboration, or two
+tabs. The comm the kernel opened reaches all of them, so each request names the page that is to answer it
+(`to`, the page id of its hello) and the others ignore it: a change is made once, in one page, and reaches
+the others through the shared document. When the live page goes, the one that greeted before it takes over.
+Each hello also names the person signed in to that page (the server's identity, `/api/me`), keyed by the
+page's kernel client session, which every message from that page carries in its header: so a click on a
+widget can be told apart by who made it (`person_now`).
+
 Comm callbacks may run on a thread other than the kernel loop's (JupyterLab sends comm messages over
 kernel subshells, which ipykernel 7.0–7.3 handle on their own threads), and while an `%%agent` cell
 awaits, ipykernel 7.4 dispatches them beside it. So a callback only reads the message and hands the
@@ -30,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ...people import Person
 from ..futures import fail, settle
 
 log = logging.getLogger(__name__)
@@ -86,6 +95,10 @@ class Frontend:
         self._registered = False
         self.pages = 0
         """How many times a page connected: each hello on a comm that was not the live one counts."""
+        self._greeters: dict[tuple[int, str], tuple[Any, dict[str, Any]]] = {}
+        """Each (comm, page) that greeted, oldest first: where requests go when the live page leaves."""
+        self._people: dict[str, Person] = {}
+        """The person of each page, by the kernel client session its messages carry in their header."""
 
     # ------------------------------------------------------------------------------------------ state
 
@@ -145,11 +158,29 @@ class Frontend:
             except Exception:
                 log.debug("could not close an opencode_nb comm", exc_info=True)
 
+    @property
+    def collaborative(self) -> bool:
+        """The live page's notebook is a shared document (real-time collaboration is on)."""
+        return bool((self.hello or {}).get("collaborative"))
+
+    def person_now(self) -> Person | None:
+        """The person whose page sent the message the kernel handles now (a widget's click), if known."""
+        try:
+            from IPython import get_ipython
+
+            kernel = getattr(get_ipython(), "kernel", None)
+            parent = kernel.get_parent() if kernel is not None else None
+        except Exception:
+            return None
+        session = ((parent or {}).get("header") or {}).get("session")
+        with self._lock:
+            return self._people.get(session) if isinstance(session, str) else None
+
     def _opened_by_frontend(self, comm: Any, msg: dict[str, Any]) -> None:
         self._attach(comm)
         data = (msg.get("content") or {}).get("data") or {}
         if "hello" in data:
-            self._greeted(comm, data)
+            self._greeted(comm, data, msg)
 
     def _attach(self, comm: Any) -> None:
         comm.on_msg(lambda msg: self._received(comm, msg))
@@ -162,7 +193,7 @@ class Frontend:
         if not isinstance(data, dict):
             return
         if "hello" in data:
-            self._greeted(comm, data)
+            self._greeted(comm, data, msg)
         elif "reply_to" in data:
             self._replied(data)
         elif "action" in data and "request_id" in data:
@@ -170,11 +201,19 @@ class Frontend:
         elif "event" in data:
             self._event(data)
 
-    def _greeted(self, comm: Any, hello: dict[str, Any]) -> None:
+    def _greeted(self, comm: Any, hello: dict[str, Any], msg: dict[str, Any]) -> None:
+        page = str(hello.get("page") or "")
+        person = _person(hello.get("user"))
+        session = (msg.get("header") or {}).get("session")
         with self._lock:
-            fresh = comm is not self._live  # the extension sends its hello twice on each comm it opens
+            # The extension sends its hello twice on each comm it opens, and again once it knows its person.
+            fresh = comm is not self._live or page != str((self.hello or {}).get("page") or "")
             self._live = comm
             self.hello = dict(hello)
+            self._greeters.pop((id(comm), page), None)
+            self._greeters[(id(comm), page)] = (comm, dict(hello))
+            if person is not None and isinstance(session, str) and session:
+                self._people[session] = person
             if fresh:
                 self.pages += 1
             listeners = list(self._page_listeners) if fresh else []
@@ -236,8 +275,13 @@ class Frontend:
         with self._lock:
             if self._own is comm:
                 self._own = None
+            for key in [k for k, (c, _) in self._greeters.items() if c is comm]:
+                del self._greeters[key]
             if self._live is comm:
                 self._live = None
+                if self._greeters:  # another page is still connected: it answers from now on
+                    self._live, hello = list(self._greeters.values())[-1]
+                    self.hello = dict(hello)
             gone = [(rid, p) for rid, p in self._pending.items() if p.comm is comm]
             for rid, _ in gone:
                 del self._pending[rid]
@@ -276,8 +320,9 @@ class Frontend:
 
     # ------------------------------------------------------------------------------------------ requesting
 
-    def require(self, action: str) -> Any:
-        """The live comm, if it can do `action`.
+    def require(self, action: str) -> tuple[Any, dict[str, Any]]:
+        """The live comm, if it can do `action`, and the address of its page (`{"to": page}`; none for an
+        extension that names no page).
 
         Raises:
             FrontendError: no extension answers, or the one that does cannot do `action`.
@@ -289,7 +334,8 @@ class Frontend:
         if action not in set((hello or {}).get("capabilities") or []):
             raise FrontendError(f"{self.name} cannot {action}: update the opencode_nb JupyterLab extension "
                                 "(it ships with the opencode-nb package) and reload the page.")
-        return comm
+        page = (hello or {}).get("page")
+        return comm, ({"to": page} if page else {})
 
     async def request(self, action: str, timeout_s: float = REQUEST_TIMEOUT_S, *, on_event: Event | None = None,
                       **params: Any) -> dict[str, Any]:
@@ -303,14 +349,14 @@ class Frontend:
                 `ok: false` (its `error` is in the message).
             FrontendTimeout: no reply within `timeout_s`.
         """
-        comm = self.require(action)
+        comm, to = self.require(action)
         loop = asyncio.get_running_loop()
         request_id = _request_id()
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
         with self._lock:
             self._pending[request_id] = _Pending(action, comm, loop, future, on_event)
         try:
-            comm.send({"request_id": request_id, "action": action, **params})
+            comm.send({"request_id": request_id, "action": action, **params, **to})
             async with asyncio.timeout(timeout_s):
                 reply = await future
         except TimeoutError:
@@ -328,12 +374,19 @@ class Frontend:
         Raises:
             FrontendError: no extension, or it cannot do `action`.
         """
-        comm = self.require(action)
+        comm, to = self.require(action)
         request_id = _request_id()
         with self._lock:
             self._pending[request_id] = _Pending(action, comm, None, None, None)
-        comm.send({"request_id": request_id, "action": action, **params})
+        comm.send({"request_id": request_id, "action": action, **params, **to})
         return request_id
+
+
+def _person(user: Any) -> Person | None:
+    if not isinstance(user, dict) or not isinstance(user.get("username"), str) or not user["username"]:
+        return None
+    shown = user.get("display_name") or user.get("name") or ""
+    return Person(username=user["username"], display_name=shown if isinstance(shown, str) else "")
 
 
 def _request_id() -> str:

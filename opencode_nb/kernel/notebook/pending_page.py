@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...handoff import run_on
+from ...people import Approvers
 from .frontend import Frontend, FrontendError
 from .pending import PendingChange, PendingChanges
 
@@ -30,10 +31,13 @@ DECIDE = "decide_pending"
 
 class PendingPage:
     def __init__(self, pending: PendingChanges, frontend: Frontend,
-                 loop: Callable[[], asyncio.AbstractEventLoop | None]) -> None:
+                 loop: Callable[[], asyncio.AbstractEventLoop | None],
+                 approvers: Callable[[], Approvers | None] = lambda: None) -> None:
         self.pending = pending
         self.frontend = frontend
         self.loop = loop
+        self.approvers = approvers
+        """Who may decide a change from a page (`approvals`): a change accepted is a cell change approved."""
         self._tasks: set[asyncio.Task[None]] = set()
 
     def attach(self) -> None:
@@ -66,6 +70,11 @@ class PendingPage:
                 or not isinstance(rerun, bool) or not isinstance(force, bool):
             reply({"ok": False, "error": "decide_pending takes n (a change's number, or null for every pending one), "
                                          "accept (true or false), and optionally rerun and force (true or false)."})
+            return
+        rule = self.approvers()
+        refusal = rule.refusal(self.frontend.person_now()) if rule is not None else None
+        if refusal is not None:
+            reply({"ok": False, "error": refusal})
             return
         loop = self.loop()
         if loop is None or loop.is_closed():

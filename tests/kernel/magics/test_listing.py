@@ -71,6 +71,23 @@ async def test_permissions_show_the_decision_in_force_per_permission_then_the_ru
     await ws.aclose()
 
 
+async def test_permissions_list_the_administrators_rules_and_say_who_may_answer(tmp_path, monkeypatch):
+    from opencode_nb.config import managed
+
+    path = tmp_path / "etc" / "managed.yaml"
+    path.parent.mkdir()
+    path.write_text('permission:\n  bash:\n    "rm *": deny\n    "git push *": ask\n')
+    monkeypatch.setattr(managed, "AT_START", str(path))
+    (tmp_path / "project").mkdir()
+    ws = Workspace(tmp_path / "project", {"model": "scripted/test", "permission": {"*": "allow"}},
+                   data_dir=tmp_path / "data", env={"JUPYTERHUB_USER": "alice"})
+    out = listing.permissions(ws, "build", None, mode="lab", policy="deny", reason="")["text/plain"]
+    held = out[out.index("The administrator's rules"):]
+    assert str(path) in held and "rm *" in held and "git push *" in held and "deny" in held and "ask" in held
+    assert "Only alice (this server's owner) can answer." in out
+    await ws.aclose()
+
+
 async def test_show_heads_a_session_with_how_its_latest_run_ended(tmp_path):
     (tmp_path / "project").mkdir()
     ws = Workspace(tmp_path / "project", {"model": "scripted/test", "permission": {"bash": "ask"}},

@@ -180,3 +180,29 @@ def test_an_answer_that_fails_still_replies_once_with_what_went_wrong():
     comm.sent.clear()
     comm.deliver({"request_id": "page_3", "action": "undo", "turn": "turn_a"})
     assert comm.sent == [{"ok": False, "error": "the journal is gone", "reply_to": "page_3"}]
+
+
+async def test_with_two_pages_on_one_comm_each_request_names_the_page_that_answers():
+    """The kernel's comm reaches every page on the kernel; the others must not make the same change again."""
+    frontend, comm = connected({**HELLO, "page": "alice"})
+    comm.deliver({**HELLO, "page": "bob"})
+    assert frontend.pages == 2, "a second page counts as a page connecting anew"
+    frontend.send("read_cells")
+    assert comm.sent[-1]["to"] == "bob" and comm.sent[-1]["action"] == "read_cells"
+
+
+async def test_when_the_live_page_leaves_the_page_still_connected_answers():
+    frontend, alices = connected({**HELLO, "page": "alice"})
+    bobs = RecordingComm()
+    frontend._opened_by_frontend(bobs, {"content": {"data": {}}})
+    bobs.deliver({**HELLO, "page": "bob"})
+    bobs.on_closed({})
+    assert frontend.live
+    frontend.send("read_cells")
+    assert alices.sent[-1]["to"] == "alice" and not bobs.sent
+
+
+async def test_an_extension_that_names_no_page_gets_requests_without_an_address():
+    frontend, comm = connected()
+    frontend.send("read_cells")
+    assert "to" not in comm.sent[-1]
