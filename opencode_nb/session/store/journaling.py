@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -265,9 +266,16 @@ def _serialised(base: type[sqlite3.Connection]) -> type[SerialisedWrites]:
 _CLASSES: dict[type[sqlite3.Connection], type[SerialisedWrites]] = {}
 
 
+WRITES_AFTER_WITH = re.compile(r"\b(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
+"""A common table expression may lead into a write (`WITH old AS (...) DELETE ...`): then it is one. A word in a
+string literal counts too, which only takes the writers' lock when it was not needed."""
+
+
 def _verb(sql: str) -> Literal["read", "write", "begin-write", "end"]:
     head = sql.lstrip()[:24].upper()
-    if head.startswith(("SELECT", "WITH", "EXPLAIN")):
+    if head.startswith("WITH"):
+        return "write" if WRITES_AFTER_WITH.search(sql) else "read"
+    if head.startswith(("SELECT", "EXPLAIN")):
         return "read"
     if head.startswith("BEGIN"):
         return "begin-write" if "IMMEDIATE" in head or "EXCLUSIVE" in head else "read"

@@ -126,6 +126,34 @@ def test_in_rollback_mode_a_write_waits_for_the_writer_holding_the_lock_and_then
         assert landed.is_set() and len(store.messages(session.id)) == 1
 
 
+def test_a_write_that_opens_with_a_common_table_expression_queues_on_the_lock_too(tmp_path) -> None:
+    path = tmp_path / "s.sqlite"
+    with SessionStore(path, Journaling(path, "rollback")) as store:
+        store.create_session(Session(directory="/p"))
+        other = os.open(store.journaling.writer_lock, os.O_RDWR)
+        fcntl.flock(other, fcntl.LOCK_EX)
+        landed = threading.Event()
+
+        def write() -> None:
+            db = store.side_connection()
+            try:
+                db.execute("WITH gone AS (SELECT id FROM sessions) DELETE FROM sessions WHERE id IN gone")
+                db.commit()
+            finally:
+                db.close()
+            landed.set()
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        try:
+            assert not landed.wait(0.4), "a WITH ... DELETE is a write: it waits for the writer holding the lock"
+        finally:
+            fcntl.flock(other, fcntl.LOCK_UN)
+            os.close(other)
+        writer.join(10)
+        assert landed.is_set() and store.list_sessions() == []
+
+
 def test_wal_mode_takes_no_lock_of_ours(tmp_path) -> None:
     path = tmp_path / "s.sqlite"
     with SessionStore(path, Journaling(path, "wal")) as store:
