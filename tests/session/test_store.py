@@ -557,3 +557,21 @@ def test_closing_closes_the_connection_of_every_thread(store):
     fresh.start()
     fresh.join()
     assert len(errors) == 2 and all(e is not None and "closed" in str(e) for e in errors), errors
+
+
+def test_text_with_nul_characters_is_kept_as_it_was(store):
+    """A command that prints binary leaves NULs in its output; PostgreSQL's text refuses them unless escaped."""
+    session = new_session(store)
+    message = new_message(store, session)
+    store.add_part(TextPart(session_id=session.id, message_id=message.id, text="a\x00b"))
+    store.add_part(ToolPart(session_id=session.id, message_id=message.id, call_id="c", tool="bash",
+                            state=ToolCompleted(input={"command": "printf 'x\\0'"}, output="bin\x00ary",
+                                                started_at=1.0)))
+    other = reopen(store)
+    try:
+        text, call = other.messages(session.id)[0].parts
+    finally:
+        other.close()
+    assert isinstance(text, TextPart) and text.text == "a\x00b"
+    assert isinstance(call, ToolPart) and isinstance(call.state, ToolCompleted)
+    assert call.state.output == "bin\x00ary" and call.state.input == {"command": "printf 'x\\0'"}
