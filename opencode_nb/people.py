@@ -53,10 +53,11 @@ class Approvers:
         """Why `person` may not answer, or None when they may."""
         if person is not None and person.username == self.owner:
             return None
-        who = (f"you are signed in as {person}" if person is not None
-               else "this page did not say who is signed in to it (update the opencode_nb extension and reload)")
-        return (f"Only {self.owner}, who owns this server, can answer approvals here ({who}). Ask them to "
-                "answer, or the owner can set `approvals: anyone` to let everyone who sees the prompt answer.")
+        who = (f"{person} tried to answer" if person is not None
+               else "a page that did not say who is signed in to it tried to answer (update the opencode_nb "
+                    "extension and reload it)")
+        return (f"Only {self.owner}, who owns this server, can answer approvals here: {who}. Ask {self.owner} "
+                "to answer, or the owner can set `approvals: anyone` to let everyone who sees the prompt answer.")
 
     @property
     def note(self) -> str:

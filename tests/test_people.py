@@ -23,7 +23,7 @@ def test_only_the_owner_may_answer_and_a_refusal_says_who_may_and_who_you_are():
     assert rule.refusal(Person("alice", "Alice Smith")) is None
     refused = rule.refusal(Person("bob", "Bob Jones"))
     assert refused is not None and refused.startswith("Only alice, who owns this server,")
-    assert "you are signed in as Bob Jones (bob)" in refused and "approvals: anyone" in refused
+    assert "Bob Jones (bob) tried to answer" in refused and "approvals: anyone" in refused
     unknown = rule.refusal(None)
     assert unknown is not None and "did not say who is signed in" in unknown
 

@@ -325,6 +325,7 @@ class NotebookAgent:
         `list_variables`).
 
         Returns None once an awaited run has ended; the run itself, at once, when the cell does not await it."""
+        self.frontend.prefer_sender()  # the page of the person who ran this cell shows what the run asks of it
         ws = await self.aworkspace()
         self.gate()
         session_id = self.choose_session(ws, session=session, new=new)

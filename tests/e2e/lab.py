@@ -16,6 +16,9 @@ What it does, and why:
 * Everything per-user is isolated in temp dirs: lab settings, workspaces (otherwise a previous run's workspace
   is restored), runtime, config, data, IPython dir. A settings file turns off the "Jupyter news" toast, which
   ``--LabApp.news_url=None`` alone does not.
+* The page gets the JupyterLab extension as built in this checkout (``opencode_nb/labextension``, where
+  ``jlpm build`` writes), not the copy the venv got when the package was installed, which a rebuild leaves as it
+  was.
 * A ``python3`` kernelspec is written into an isolated ``JUPYTER_PATH`` entry (searched before the venv's own
   spec), with ``argv[0] = sys.executable``, so the kernel is always this venv's Python.
 * The server gets ``env`` (and ``pythonpath``) on top of ``os.environ``; kernels inherit the server's environment,
@@ -25,11 +28,20 @@ What it does, and why:
 * "Kernel ready" means the status bar reads ``… | Idle``. The execution indicator's ``data-status="idle"`` is set
   before the kernel connects, and a Shift+Enter sent then is silently lost; ``run_cell`` therefore also checks
   that the cell's prompt actually changed.
+* Real-time collaboration is off unless asked for (``collaborative=True``): jupyter-collaboration, once installed,
+  turns it on for every server, and a test of a page's own copy of the notebook should not get the shared
+  document instead. With it on, the shared document's store (``.jupyter_ystore.db``) and session file are kept
+  in the state dir, not in ``root`` where the notebooks and the agents' files are.
+* People: with ``user=`` or ``collaborative=True`` the server names each browser context after the cookie it
+  sets (``identity.py``), so ``/api/me`` says "alice" in one context and "bob" in another. ``open_page()`` opens
+  a second page on the same server in a context of its own: a different client, and a different person.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import importlib.util
 import json
 import os
 import re
@@ -85,6 +97,20 @@ _SETTLE_JS = """(name) => {
 }"""
 
 
+# The identity provider that names people after a cookie (identity.py), imported by the server from the checkout.
+IDENTITY_PROVIDER = f"{__package__}.identity.CookieNamedIdentityProvider"
+_REPO = Path(__file__).resolve().parents[len(__package__.split("."))]
+
+
+def _checkout_build() -> Path | None:
+    """The JupyterLab extension built in the checkout the kernels import opencode_nb from, if there is one."""
+    spec = importlib.util.find_spec("opencode_nb")
+    if spec is None or spec.origin is None:
+        return None
+    built = Path(spec.origin).resolve().parent / "labextension"
+    return built if (built / "package.json").is_file() and built.parent.parent == _REPO else None
+
+
 class LabError(RuntimeError):
     """The server or the page did not reach the expected state; the message carries the server log tail."""
 
@@ -96,7 +122,7 @@ def free_port() -> int:
 
 
 class Lab:
-    """One JupyterLab server plus one headless Chromium page.
+    """One JupyterLab server plus one headless Chromium page (more, each a client of its own: :meth:`open_page`).
 
     Args:
         root: the server's ``root_dir`` (notebooks live here). A temp dir is made when omitted.
@@ -109,6 +135,11 @@ class Lab:
         viewport: browser viewport size.
         expose_app: make the JupyterLab application reachable as ``window.jupyterapp`` in the page (for
             ``page.evaluate`` checks of models that the DOM does not show).
+        collaborative: turn real-time collaboration on (it needs jupyter-collaboration; off otherwise, even where
+            it is installed): every page's notebook is then the server's shared document.
+        user: the username this page's person has (``/api/me``), e.g. ``"alice"``; pages opened with
+            :meth:`open_page` name their own. Without it, and without ``collaborative``, the server identifies
+            people as it does by default.
     """
 
     def __init__(
@@ -122,6 +153,8 @@ class Lab:
         timeout: float = 30.0,
         viewport: tuple[int, int] = (1400, 1000),
         expose_app: bool = False,
+        collaborative: bool = False,
+        user: str | None = None,
     ) -> None:
         self._state = Path(tempfile.mkdtemp(prefix="ocnb-lab-"))
         self.root = Path(root) if root is not None else self._state / "root"
@@ -133,6 +166,9 @@ class Lab:
         self.timeout_ms = timeout * 1000
         self.viewport = {"width": viewport[0], "height": viewport[1]}
         self.expose_app = expose_app
+        self.collaborative = collaborative
+        self.user = user
+        self.named_people = collaborative or user is not None
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -146,6 +182,8 @@ class Lab:
         self.browser: Any = None
         self.context: Any = None
         self.page: Any = None
+        self._server: Lab | None = None  # the Lab that started the server, when this one is a page of it
+        self._pages: list[Lab] = []  # pages opened with open_page()
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> Lab:
@@ -195,6 +233,14 @@ class Lab:
         }
         (spec_dir / "kernel.json").write_text(json.dumps(spec, indent=1))
 
+        # The page runs the extension as last built in this checkout: an editable install copied the build of the
+        # moment it was installed into the venv, and a later `jlpm build` goes to opencode_nb/labextension only.
+        # The first labextensions dir on the path that has a package wins.
+        built = _checkout_build()
+        if built is not None:
+            (kpath / "labextensions").mkdir(exist_ok=True)
+            (kpath / "labextensions" / "opencode-nb").symlink_to(built, target_is_directory=True)
+
         # Inherit the test process's environment, minus settings that would leak a developer's opencode_nb config.
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_NB_") and k != "JPY_SESSION_NAME"}
         env.update({k: str(v) for k, v in dirs.items()})
@@ -203,8 +249,11 @@ class Lab:
         env["JUPYTER_PLATFORM_DIRS"] = "1"
         env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # silences a debugpy warning in the kernel log
         env.update(self.extra_env)
-        if self.pythonpath:
-            env["PYTHONPATH"] = os.pathsep.join([*self.pythonpath, *filter(None, [env.get("PYTHONPATH")])])
+        pythonpath = list(self.pythonpath)
+        if self.named_people:
+            pythonpath.append(str(_REPO))  # where the server imports the identity provider from
+        if pythonpath:
+            env["PYTHONPATH"] = os.pathsep.join([*pythonpath, *filter(None, [env.get("PYTHONPATH")])])
         return env
 
     def _start_server(self) -> None:
@@ -223,6 +272,9 @@ class Lab:
         ]  # fmt: skip
         if self.expose_app:
             cmd.append("--LabApp.expose_app_in_browser=True")
+        cmd += self._collaboration_args()
+        if self.named_people:
+            cmd.append(f"--ServerApp.identity_provider_class={IDENTITY_PROVIDER}")
         self._log_file = open(self.log_path, "wb")  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
             cmd,
@@ -244,20 +296,77 @@ class Lab:
                 time.sleep(0.2)
         raise LabError(f"jupyter lab did not answer /api/status within {self.startup_timeout}s\n{self.log_tail()}")
 
+    def _collaboration_args(self) -> list[str]:
+        installed = importlib.util.find_spec("jupyter_server_ydoc") is not None
+        if not self.collaborative:
+            # Installed, it is on by default; the flag only tells the page, so the server's rooms stay unused.
+            return ["--YDocExtension.disable_rtc=True"] if installed else []
+        if not installed:
+            raise LabError("collaborative=True needs jupyter-collaboration (pip install 'jupyter-collaboration>=5')")
+        return [
+            f"--SQLiteYStore.db_path={self._state / 'ystore.db'}",
+            f"--YDocExtension.session_store_path={self._state / 'collaboration_sessions.json'}",
+        ]
+
     def _start_browser(self) -> None:
         from playwright.sync_api import sync_playwright
 
         self._pw = sync_playwright().start()
         self.browser = self._pw.chromium.launch(executable_path=self.chromium, headless=True, args=CHROMIUM_ARGS)
+        self._open_context(self.user)
+        # No navigation yet: a JupyterLab page load costs 3-5 s, and open_notebook() navigates anyway.
+
+    def _open_context(self, user: str | None) -> None:
+        """A browser context of its own (cookies, storage: another client of the server) with one page."""
         self.context = self.browser.new_context(viewport=self.viewport)
         self.context.set_default_timeout(self.timeout_ms)
+        if user is not None:
+            from .identity import COOKIE
+
+            self.context.add_cookies([{"name": COOKIE, "value": user, "url": self.base_url}])
         self.page = self.context.new_page()
         self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"))
         self.page.on("pageerror", lambda e: self.console.append(f"pageerror: {e}"))
-        # No navigation yet: a JupyterLab page load costs 3-5 s, and open_notebook() navigates anyway.
+
+    def open_page(self, *, user: str | None = None) -> Lab:
+        """Another page on this server, in a browser context of its own: a second client, as a second person's
+        browser would be (``user`` names that person; it needs ``user=`` or ``collaborative=True`` here).
+
+        The page is a :class:`Lab` of its own for everything done in a page (``open_notebook``, ``cell``,
+        ``run_cell``, ``screenshot``...) and shares the server (``api``, ``root``, ``log_tail``). Its
+        ``close()`` closes only its context; closing this Lab closes it too. It starts blank, like this one.
+        """
+        if self._server is not None:
+            return self._server.open_page(user=user)
+        if self.browser is None:
+            raise LabError("open_page() before start()")
+        if user is not None and not self.named_people:
+            raise LabError("a page of a named person needs the server started with user= or collaborative=True")
+        page = copy.copy(self)  # the server's attributes; the page's own are set anew below
+        page._server = self
+        page._pages = []
+        page.user = user
+        page.console = []
+        page.current = None
+        page._panel_id = None
+        page._open_context(user)
+        self._pages.append(page)
+        return page
 
     def close(self, timeout: float = 10.0) -> None:
-        """Stop the browser, then SIGTERM the server's process group (SIGKILL after ``timeout``). Idempotent."""
+        """Stop the browser, then SIGTERM the server's process group (SIGKILL after ``timeout``). Idempotent.
+
+        A page from :meth:`open_page` closes its browser context only.
+        """
+        if self._server is not None:
+            if self.context is not None:
+                with contextlib.suppress(Exception):
+                    self.context.close()
+            self.page = self.context = None
+            return
+        for page in self._pages:
+            page.close()
+        self._pages.clear()
         for closer in (
             lambda: self.context and self.context.close(),
             lambda: self.browser and self.browser.close(),
@@ -431,6 +540,20 @@ class Lab:
             time.sleep(0.05)
         self._panel_id = state["panel"]
         self.current = name
+
+    def trust_notebook(self) -> None:
+        """Trust the current notebook in this page, as a person does with "Trust Notebook" and its dialog.
+
+        Under collaboration, outputs that another page's run put in the shared document arrive untrusted in this
+        one, so a widget among them is drawn as its text repr (a prompt's buttons too) until the person trusts
+        the notebook in their own page.
+        """
+        if not self.expose_app:
+            raise LabError("trust_notebook() needs expose_app=True (it runs JupyterLab's notebook:trust command)")
+        self.page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:trust'); }")
+        dialog = self.page.locator(".jp-Dialog")
+        dialog.locator(".jp-mod-accept").click()
+        dialog.wait_for(state="detached")
 
     def reload(self, *, wait_idle: bool = True) -> None:
         """Reload the page; the (isolated) workspace reopens the notebook.

@@ -111,3 +111,17 @@ def test_on_a_hub_only_the_owners_page_decides_pending_cell_changes(kernel, tmp_
 def test_the_config_view_says_who_may_answer(kernel, tmp_path: Path):
     fe, _ = two_pages(kernel, tmp_path, {"JUPYTERHUB_USER": "alice"})
     assert "approvals: auto — only alice (JUPYTERHUB_USER) may answer prompts" in fe.text(fe.run_id("%agent config"))
+
+
+def test_the_page_of_the_person_who_ran_the_prompt_answers_its_requests(kernel, tmp_path: Path):
+    """Bob's page greeted last, but Alice ran the cell: her page shows what the run asks of the notebook."""
+    ext = FakeExtension(["%%agent\nadd a cell"])
+    script = [{"tool_calls": [{"name": "notebook_edit", "input": {"action": "insert", "source": "x = 1"}}]},
+              {"text": "Added."}]
+    fe = kernel(script, extension=ext, hello=ext.hello(page="alices-page", user=ALICE),
+                permission={"*": "allow"})
+    fe.wait_for(lambda: fe.extension_comms, what="the extension's comm")
+    fe.send_comm(fe.extension_comms[0], ext.hello(page="bobs-page", user=BOB), session=BOB_SESSION)
+    assert fe.done(fe.execute("%%agent\nadd a cell"))["content"]["status"] == "ok"
+    inserts = [r for r in ext.requests if r.get("action") == "insert_cells"]
+    assert inserts and all(r.get("to") == "alices-page" for r in inserts), ext.requests

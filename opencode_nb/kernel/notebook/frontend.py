@@ -99,6 +99,10 @@ class Frontend:
         """Each (comm, page) that greeted, oldest first: where requests go when the live page leaves."""
         self._people: dict[str, Person] = {}
         """The person of each page, by the kernel client session its messages carry in their header."""
+        self._by_session: dict[str, tuple[Any, dict[str, Any]]] = {}
+        """The comm and hello of each page that greeted, by its client session."""
+        self._preferred: str | None = None
+        """The client session of the page that ran the latest prompt: its requests go there while it is here."""
 
     # ------------------------------------------------------------------------------------------ state
 
@@ -165,16 +169,17 @@ class Frontend:
 
     def person_now(self) -> Person | None:
         """The person whose page sent the message the kernel handles now (a widget's click), if known."""
-        try:
-            from IPython import get_ipython
-
-            kernel = getattr(get_ipython(), "kernel", None)
-            parent = kernel.get_parent() if kernel is not None else None
-        except Exception:
-            return None
-        session = ((parent or {}).get("header") or {}).get("session")
+        session = _session_now()
         with self._lock:
-            return self._people.get(session) if isinstance(session, str) else None
+            return self._people.get(session) if session is not None else None
+
+    def prefer_sender(self) -> None:
+        """Send requests to the page that sent the message handled now (the cell that runs a prompt), so its
+        notices, pending changes and active cell are that person's, not whoever's page greeted last."""
+        session = _session_now()
+        with self._lock:
+            if session is not None and session in self._by_session:
+                self._preferred = session
 
     def _opened_by_frontend(self, comm: Any, msg: dict[str, Any]) -> None:
         self._attach(comm)
@@ -212,8 +217,10 @@ class Frontend:
             self.hello = dict(hello)
             self._greeters.pop((id(comm), page), None)
             self._greeters[(id(comm), page)] = (comm, dict(hello))
-            if person is not None and isinstance(session, str) and session:
-                self._people[session] = person
+            if isinstance(session, str) and session:
+                self._by_session[session] = (comm, dict(hello))
+                if person is not None:
+                    self._people[session] = person
             if fresh:
                 self.pages += 1
             listeners = list(self._page_listeners) if fresh else []
@@ -277,6 +284,8 @@ class Frontend:
                 self._own = None
             for key in [k for k, (c, _) in self._greeters.items() if c is comm]:
                 del self._greeters[key]
+            for session in [s for s, (c, _) in self._by_session.items() if c is comm]:
+                del self._by_session[session]
             if self._live is comm:
                 self._live = None
                 if self._greeters:  # another page is still connected: it answers from now on
@@ -329,6 +338,8 @@ class Frontend:
         """
         with self._lock:
             comm, hello = self._live, self.hello
+            if self._preferred is not None and self._preferred in self._by_session:
+                comm, hello = self._by_session[self._preferred]
         if comm is None:
             raise FrontendError(NO_EXTENSION)
         if action not in set((hello or {}).get("capabilities") or []):
@@ -380,6 +391,19 @@ class Frontend:
             self._pending[request_id] = _Pending(action, comm, None, None, None)
         comm.send({"request_id": request_id, "action": action, **params, **to})
         return request_id
+
+
+def _session_now() -> str | None:
+    """The client session (one per page's kernel connection) of the message the kernel handles now."""
+    try:
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        parent = kernel.get_parent() if kernel is not None else None
+    except Exception:
+        return None
+    session = ((parent or {}).get("header") or {}).get("session")
+    return session if isinstance(session, str) and session else None
 
 
 def _person(user: Any) -> Person | None:
