@@ -161,6 +161,21 @@ class DeniedError(ToolError):
         return f"Denied by {whose} rule {denies[0].permission} {denies[0].pattern!r}: deny{where}"
 
 
+class HookBlockedError(OpencodeNbError):
+    """A `UserPromptSubmit` hook blocked the prompt: it was not sent, and nothing of it was written."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"A UserPromptSubmit hook blocked this prompt, so it was not sent: {reason}")
+
+
+class HookRefusedError(ToolError):
+    """A hook refused the call (a `PreToolUse` command that exited 2 or answered deny, a plugin's
+    `tool.execute.before`): the model reads the hook's reason."""
+
+    def __init__(self, reason: str, *, event: str = "PreToolUse") -> None:
+        super().__init__(f"A {event} hook refused this call: {reason}", summary=f"Refused by a {event} hook")
+
+
 class PolicyRefusedError(ToolError):
     """Nobody is present to ask (a headless run) and its policy refuses: the model reads why and carries on."""
 

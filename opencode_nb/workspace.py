@@ -21,7 +21,7 @@ import os
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import secrets
 from .agent.registry import AgentRegistry
@@ -34,7 +34,9 @@ from .command.runner import CommandRunner
 from .config.guard import Held, settle_config
 from .config.load import ConfigWarning, LoadedConfig
 from .config.loosen import Effective
+from .config.schema import FormatterConfig
 from .config.skills import Skills
+from .diagnostics.service import Diagnostics
 from .errors import NotFoundError, OpencodeNbError
 from .mcp.entries import secret_values
 from .mcp.servers import McpServers
@@ -48,7 +50,7 @@ from .question.events import QuestionAsked, QuestionReplied, QuestionRequest
 from .question.service import Answers, QuestionService, unattended_answers
 from .sandbox import caches, private
 from .sandbox.policy import BWRAP_ENV, ShellSandbox, caller_network_rules
-from .sandbox.protected import Protected
+from .sandbox.protected import QUARANTINE, Protected
 from .sandbox.treatment import read_rules
 from .session.deps import LoopDeps
 from .session.loop import SessionLoop
@@ -60,6 +62,9 @@ from .session.store.journaling import Journaling
 from .tool.base import OUTPUT_FOLDER
 from .tool.context import CellReview, KernelBridge, NotebookAccess
 from .tool.registry import ToolRegistry, default_registry
+
+if TYPE_CHECKING:
+    from .hook.layer import Hooks
 
 OnAsk = Callable[[PermissionRequest], Reply | Awaitable[Reply]]
 """A script's own answer to a permission ask: "once", "always" or "reject"."""
@@ -170,7 +175,10 @@ class Workspace:
         self.providers = ProviderRegistry(self.config, self.env, base_dir=self.root, managed=self.loaded.managed)
         self.skills = Skills(self.directory, self.loaded.global_dir)
         """The skills of this directory (`SKILL.md` folders), read again when their files change."""
-        self.tools: ToolRegistry = default_registry(self.skills)
+        self.formatter_warnings: list[str] = []
+        self.diagnostics = Diagnostics(self.config.diagnostics, self._own_formatters())
+        """Formatters and checkers of the Python agents write (`formatter`, `diagnostics`)."""
+        self.tools: ToolRegistry = default_registry(self.skills, diagnostics=self.diagnostics)
         self.sandbox = ShellSandbox(self.config.sandbox, binary=self.env.get(BWRAP_ENV), writable=[
             self.root, self.data_dir / OUTPUT_FOLDER, Path(tempfile.gettempdir()) / "opencode_nb"],
             protected=Protected(self.root, self.directory, self.loaded.global_dir,
@@ -189,10 +197,13 @@ class Workspace:
         self.checkpoints = Checkpoints(self.sessions, self.root, self.data_dir, self.config.checkpoints)
         """The project's files recorded around each turn (`checkpoint/`): `.turns(session_id)`, `.diff(session_id,
         n)`, `.available`, `.why_not`; what `undo` and `redo` restore files from."""
+        self.plugin_warnings: list[str] = []
+        self.hooks = self._hooks()
+        """Command hooks (`hooks`) and Python plugins (`plugin`); None where neither is configured."""
         self.deps = LoopDeps(
             sessions=self.sessions, agents=self.agents, providers=self.providers, tools=self.tools,
             permissions=self.permissions, questions=self.questions, bus=self.bus, loaded=self.loaded,
-            data_dir=self.data_dir, sandbox=self.sandbox, checkpoints=self.checkpoints,
+            data_dir=self.data_dir, sandbox=self.sandbox, checkpoints=self.checkpoints, hooks=self.hooks,
         )
         self.loop = SessionLoop(self.deps)
         self.commands = CommandRunner(self.deps, self.loop)
@@ -337,6 +348,61 @@ class Workspace:
         `directory` (a notebook's folder) instead."""
         return self.loaded.root
 
+    def _own_formatters(self) -> dict[str, FormatterConfig]:
+        """The configured formatters but those a project's own files define: a formatter is a command run at
+        every edit, and a cloned project's `opencode.yaml` must not run code the person never chose."""
+        from .hook.config import from_project
+
+        kept: dict[str, FormatterConfig] = {}
+        for name, formatter in self.config.formatter.items():
+            source, line = self.loaded.where("formatter", name)
+            if from_project(source, self.loaded):
+                self.formatter_warnings.append(
+                    f"{source}{f':{line}' if line else ''} formatter.{name}: not run: a formatter runs a command at "
+                    "every edit, and this one is defined by the project's files. Put it in your own configuration "
+                    f"({self.loaded.global_dir / 'opencode.yaml'}) to use it.")
+                continue
+            kept[name] = formatter
+        return kept
+
+    def _project_plugins(self) -> dict[str, str]:
+        """The plugins a project's own files name, which are never imported: importing one runs the project's
+        code in this process, with nothing to confine it."""
+        from .hook.config import from_project
+
+        held: dict[str, str] = {}
+        for i, spec in enumerate(self.config.plugin):
+            source, line = self.loaded.where("plugin", str(i))
+            if from_project(source, self.loaded):
+                held[spec] = (f"{source}{f':{line}' if line else ''} names it, and a project's plugin is not loaded: "
+                              "it would run the project's code unconfined. Name it in your own configuration "
+                              f"({self.loaded.global_dir / 'opencode.yaml'}) to use it.")
+        return held
+
+    def _hooks(self) -> Hooks | None:
+        """The hooks layer: command hooks run as the agents' shell commands do (`sandbox`), plugins loaded from
+        `plugin` and the `opencode_nb.plugins` entry points; their tools join the registry, their
+        `permission.ask` answers asks before a person does."""
+        from .hook.command import CommandHooks, sandboxed
+        from .hook.config import HookApprovals, hook_entries
+        from .hook.layer import Hooks
+        from .hook.plugins import Plugins
+
+        commands = CommandHooks(hook_entries(self.loaded), run_command=sandboxed(
+            self.sandbox, quarantine=self.data_dir / QUARANTINE), project_dir=self.root,
+            approvals=HookApprovals(self.data_dir))
+        plugins = Plugins.load(self.config.plugin, report=self.plugin_warnings.append,
+                               withheld=self._project_plugins())
+        hooks = Hooks(commands, plugins, self.bus, ask=self.permissions.ask)
+        if not hooks:
+            hooks.close()
+            return None
+        for tool in plugins.tools():
+            self.tools.register(tool)
+        if plugins.has("permission_ask"):
+            self.permissions.deciders.append(hooks.decide)
+        return hooks
+
     def approvals_notice(self) -> str:
         """Who may answer approvals from a page, for the config views."""
         rule = self.approvers
@@ -370,7 +436,8 @@ class Workspace:
         found = self.skills.current()
         skills = [*(str(problem) for problem in found.problems), *found.notes]
         off = [self.checkpoints.why_not] if self.checkpoints.why_not and self.config.checkpoints.enabled else []
-        return [*self.loaded.warnings, *self.agents.warnings, *skills, *held, *off, *self.mcp.warnings]
+        return [*self.loaded.warnings, *self.agents.warnings, *skills, *held, *off, *self.mcp.warnings,
+                *self.plugin_warnings, *self.formatter_warnings]
 
     @property
     def store_path(self) -> Path:
@@ -380,6 +447,9 @@ class Workspace:
 
     def close(self) -> None:
         """Reject whatever still waits for a person, write buffered text and close the store."""
+        if self.hooks is not None:
+            self.hooks.close()
+        self.diagnostics.close()
         self.mcp.close()
         self.permissions.close()
         self.questions.close()
@@ -389,8 +459,10 @@ class Workspace:
         self._forget_data_dir()
 
     async def aclose(self) -> None:
-        """Stop running sessions and background work, then close."""
+        """Stop running sessions and background work, then close (after the `SessionEnd` hooks)."""
         await self.loop.close()
+        if self.hooks is not None:
+            await self.hooks.end(self.loop.prompted)
         await self.mcp.aclose()
         self.close()
 

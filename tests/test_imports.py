@@ -20,12 +20,13 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "opencode_nb"
 
 LAYERS: list[set[str]] = [
-    {"errors", "id", "bus", "handoff", "values", "secrets", "version", "pids", "fs", "undo"},
+    {"errors", "id", "bus", "handoff", "values", "secrets", "version", "pids", "fs", "undo", "people"},
     {"config"},
     {"permission"},
-    {"agent", "question", "sandbox"},
+    {"agent", "question", "sandbox", "diagnostics"},
     {"provider"},
     {"tool", "mcp"},
+    {"hook"},
     {"session"},
     {"command", "checkpoint"},
     {"workspace"},

@@ -117,6 +117,11 @@ def _merge(into: dict[str, Any], new: dict[str, Any], path: KeyPath, layer: Laye
             _merge(old, value, here, layer, origins)
             origins[here] = (layer.source, layer.lines.get(here))
             continue
+        if isinstance(old, list) and isinstance(value, list) and _gathered(here):
+            for i, child in enumerate(value):
+                _record_at(child, (*here, str(i)), (*here, str(len(old) + i)), layer, origins)
+            into[key] = [*old, *_copy(value)]
+            continue
         if ordered:
             into.pop(key, None)
         into[key] = _copy(value)
@@ -131,6 +136,23 @@ def _copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_copy(v) for v in value]
     return value
+
+
+def _gathered(path: KeyPath) -> bool:
+    """Lists every layer adds to instead of replacing: a project's hooks and plugins join the person's (as
+    Claude Code runs the hooks of every settings file), so a project cannot drop the person's guard hook."""
+    return (len(path) == 2 and path[0] == "hooks") or path == ("plugin",)
+
+
+def _record_at(value: Any, own: KeyPath, at: KeyPath, layer: Layer, origins: Origins) -> None:
+    """Record `value`, found at `own` in its layer, as being at `at` in the merged configuration."""
+    origins[at] = (layer.source, layer.lines.get(own))
+    if isinstance(value, dict):
+        for key, child in value.items():
+            _record_at(child, (*own, key), (*at, key), layer, origins)
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            _record_at(child, (*own, str(i)), (*at, str(i)), layer, origins)
 
 
 def _record(value: Any, path: KeyPath, layer: Layer, origins: Origins) -> None:

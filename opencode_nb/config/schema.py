@@ -7,9 +7,11 @@ from. Key order inside `permission` mappings is meaningful (last match wins), an
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from ..people import ApprovalsMode
 
@@ -236,6 +238,131 @@ class McpConfig(Section):
         return self
 
 
+DiagnosticsTool = Literal["ruff", "pyright"]
+"""A checker of Python after an agent's edit: `ruff check` (shipped), or pyright's language server (`pyright`
+or `basedpyright`, whichever is installed)."""
+
+
+def _ruff_only() -> list[DiagnosticsTool]:
+    return ["ruff"]
+
+
+class DiagnosticsConfig(Section):
+    """What checks Python after an agent's `write`, `edit` or `notebook_edit`, so the model reads its own
+    undefined names and syntax errors in the tool's result and fixes them before the person runs the code:
+    `diagnostics: {enabled: true, python: [ruff, pyright]}`. Only error-level findings are reported."""
+
+    enabled: bool = True
+    python: list[DiagnosticsTool] = Field(default_factory=_ruff_only)
+    """The checkers, in order; `pyright` is skipped where neither pyright nor basedpyright is installed."""
+    max_per_file: int = Field(20, ge=1, le=200)
+    """Findings the model is shown per file or cell; the rest are counted."""
+    timeout_s: float = Field(5.0, gt=0, le=60)
+    """Seconds a checker may take before the edit's result goes on without its findings."""
+
+
+class FormatterConfig(Section):
+    """A formatter run on each file an agent writes or edits, in OpenCode's shape:
+    `formatter: {ruff: {command: [ruff, format, $FILE], extensions: [.py]}}`. None runs unless configured."""
+
+    command: list[str] | None = None
+    """The program and its arguments; `$FILE` stands for the changed file's path."""
+    extensions: list[str] = Field(default_factory=list)
+    """The files it formats, by how their names end: `[.py, .pyi]`."""
+    environment: dict[str, str] = Field(default_factory=dict)
+    """Variables set for the command."""
+    disabled: bool = False
+
+    @field_validator("extensions")
+    @classmethod
+    def _dotted(cls, value: list[str]) -> list[str]:
+        wrong = [e for e in value if not e.startswith(".") or len(e) < 2]
+        if wrong:
+            raise ValueError(f"extensions start with a dot, e.g. [.py, .pyi]; not {', '.join(map(repr, wrong))}")
+        return value
+
+    @model_validator(mode="after")
+    def _runs_something(self) -> Self:
+        if not self.disabled and (not self.command or not self.command[0].strip()):
+            raise ValueError("a formatter needs `command`: the program and its arguments as a list, with $FILE "
+                             "for the file, e.g. command: [ruff, format, $FILE]")
+        return self
+
+
+HookEvent = Literal["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart",
+                    "SessionEnd", "PreCompact", "Notification", "CellExecuted", "PlanStepFinished", "AskWaiting",
+                    "PermissionRequest", "PostToolUseFailure", "SubagentStart"]
+"""The events `hooks` may name. The last three are Claude Code's and never fire here: a person's hook file copied
+as it is still loads, and `%agent hooks` says those entries never run."""
+HOOK_EVENTS: tuple[str, ...] = get_args(HookEvent)[:12]
+"""The events that fire here (the others of `HookEvent` are accepted and never fire)."""
+HOOK_KEYS_IGNORED = frozenset({"statusMessage", "once", "async", "asyncRewake", "shell", "if", "prompt", "model",
+                               "url", "headers", "allowedEnvVars"})
+"""Keys of a Claude Code hook that this project reads past: they load, and do nothing here."""
+
+
+class HookCommandConfig(Section):
+    """One hook of a matcher group, in Claude Code's shape: `{type: command, command: "...", timeout: 60}`."""
+
+    type: Literal["command", "prompt", "http", "agent"] = "command"
+    """Only `command` hooks run here; Claude Code's other kinds load and are listed as not run."""
+    command: str | None = None
+    """A shell line, run with the event as JSON on its standard input."""
+    timeout: float | None = Field(None, gt=0)
+    """Seconds before the hook's whole process group is killed and the call goes on; 60 when unset."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_past_claude_keys(cls, value: Any) -> Any:
+        if isinstance(value, dict) and HOOK_KEYS_IGNORED.intersection(value):
+            return {key: item for key, item in value.items() if key not in HOOK_KEYS_IGNORED}
+        return value
+
+    @model_validator(mode="after")
+    def _command_given(self) -> Self:
+        if self.type == "command" and not (self.command or "").strip():
+            raise ValueError("a command hook needs `command`: the shell line to run, e.g. "
+                             "command: ./hooks/check.sh")
+        return self
+
+
+class HookMatcherConfig(Section):
+    """`{matcher: "bash|write", hooks: [...]}`: the hooks run for the tools whose name the matcher matches."""
+
+    matcher: str | None = None
+    """A regular expression matched against the whole tool name (ours or Claude Code's: `Bash` is `bash`);
+    `*`, empty or missing: every tool. Events without a tool ignore it."""
+    hooks: list[HookCommandConfig] = Field(default_factory=list)
+
+    @field_validator("matcher")
+    @classmethod
+    def _a_pattern(cls, value: str | None) -> str | None:
+        if value is not None and value.strip() not in ("", "*"):
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"{value!r} is not a regular expression ({exc}); e.g. matcher: \"bash|write\"")\
+                    from None
+        return value
+
+
+PLUGIN_SPEC = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?::[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)?")
+"""`package.module` or `package.module:object.attribute`: what an entry point's value looks like."""
+
+
+def _plugin_spec(value: str) -> str:
+    if PLUGIN_SPEC.fullmatch(value.strip()) is None:
+        hint = " (a file path is not one: put its folder on the import path and name the module)" \
+            if "/" in value or value.endswith(".py") else ""
+        raise PydanticCustomError("plugin_spec", "not an importable name{hint}: write the module, and after a colon "
+                                  "the object in it, e.g. my_pkg.hooks:plugin", {"hint": hint})
+    return value.strip()
+
+
+PluginSpec = Annotated[str, AfterValidator(_plugin_spec)]
+"""A Python plugin to load (see `Config.plugin`)."""
+
+
 class Config(Section):
     model: ModelId | None = None
     """Default model, `provider/model`."""
@@ -255,6 +382,10 @@ class Config(Section):
     """Environment variables kept from tools and redacted everywhere, beyond the ones whose names say so."""
     mcp: dict[str, McpConfig] = Field(default_factory=dict)
     """MCP servers whose tools agents may use, named `<server>_<tool>`; see `McpConfig`."""
+    plugin: list[PluginSpec] = Field(default_factory=list)
+    """Python plugins, `module:object` or `module` (`plugin: [my_pkg.hooks:plugin]`), loaded in this order and
+    before those installed under the entry point group `opencode_nb.plugins` (see `opencode_nb/hook/plugin_api.py`).
+    A later file's list replaces an earlier one's, as lists do."""
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
     """Recording of file checkpoints for undo: `checkpoints: {enabled: true, max_file_mb: 20, keep_turns: 100}`."""
     store: StoreConfig = Field(default_factory=StoreConfig)
@@ -269,6 +400,35 @@ class Config(Section):
     review: ReviewMode = "off"
     """`cells`: every cell change an agent makes (`notebook_edit`) lands as a pending change the person accepts or
     rejects; `off`: changes land at once, after the usual permission ask. An agent's own `review` comes first."""
+    hooks: dict[HookEvent, list[HookMatcherConfig]] = Field(default_factory=dict)
+    """Commands run at events, in Claude Code's shape: `hooks: {PreToolUse: [{matcher: bash, hooks: [{type:
+    command, command: ./check.sh}]}]}` (see `opencode_nb/hook/`). The project's own hooks run once approved."""
+    diagnostics: DiagnosticsConfig = Field(default_factory=DiagnosticsConfig)
+    """Checks of Python after an agent's edits, whose findings the model reads (see `DiagnosticsConfig`)."""
+    formatter: dict[str, FormatterConfig] = Field(default_factory=dict)
+    """Formatters run after an agent writes or edits a file, by name (see `FormatterConfig`); `false`: none."""
+
+    @field_validator("diagnostics", mode="before")
+    @classmethod
+    def _diagnostics_switch(cls, value: Any) -> Any:
+        """`diagnostics: false` (or `true`) is the switch alone."""
+        return {"enabled": value} if isinstance(value, bool) else value
+
+    @field_validator("formatter", mode="before")
+    @classmethod
+    def _no_formatters(cls, value: Any) -> Any:
+        """`formatter: false`, as in OpenCode: no formatter runs."""
+        return {} if value is False else value
+
+    @field_validator("hooks", mode="before")
+    @classmethod
+    def _hooks_left_empty(cls, value: Any) -> Any:
+        """`hooks:` or `PreToolUse:` written with nothing under them yet."""
+        if value is None:
+            return {}
+        if isinstance(value, dict):
+            return {event: [] if groups is None else groups for event, groups in value.items()}
+        return value
 
     @field_validator("checkpoints", mode="before")
     @classmethod
@@ -286,6 +446,12 @@ class Config(Section):
     @classmethod
     def _review_off(cls, value: Any) -> Any:
         return _off(value)
+
+    @field_validator("plugin", mode="before")
+    @classmethod
+    def _one_plugin(cls, value: Any) -> Any:
+        """`plugin: my_pkg.hooks:plugin`, a single one without the list."""
+        return [value] if isinstance(value, str) else value
 
 
 def _off(value: Any) -> Any:

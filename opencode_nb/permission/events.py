@@ -12,10 +12,11 @@ from ..bus import Event
 
 Reply = Literal["once", "always", "reject"]
 
-DecidedBy = Literal["person", "grant", "policy", "timeout", "stop", "close"]
+DecidedBy = Literal["person", "grant", "policy", "hook", "timeout", "stop", "close"]
 """Who answered an ask: the person; an "always" grant the person just gave (a request waiting beside the one
-answered); the unattended policy of a run with nobody present; the timeout; the run's stop; the service
-closing. Code that treats an answer by who gave it reads this, never the `reason` text, which is for people."""
+answered); the unattended policy of a run with nobody present; a plugin's `permission.ask` (`hook`); the
+timeout; the run's stop; the service closing. Code that treats an answer by who gave it reads this, never the
+`reason` text, which is for people."""
 
 
 class Ask(Protocol):

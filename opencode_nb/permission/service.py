@@ -28,9 +28,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .. import id as ids
 from ..bus import Bus
@@ -58,6 +58,10 @@ class GrantStore(Protocol):
     def load_grants(self, root_id: str) -> list[Grant]: ...
 
     def save_grants(self, root_id: str, grants: list[Grant]) -> None: ...
+
+
+Decider = Callable[[PermissionRequest], Awaitable[tuple[str, Literal["allow", "deny", "ask"]] | None]]
+"""A plugin's `permission.ask`: its name and its answer, or None to leave the ask to the person."""
 
 
 @dataclass
@@ -88,6 +92,8 @@ class PermissionService:
         self.tree = tree
         self.policy = policy
         self.timeout_s = timeout_s
+        self.deciders: list[Decider] = []
+        """Plugins' `permission.ask`, consulted in order before a person is asked."""
         self._pending: dict[str, _Pending] = {}
         self._grants: dict[str, list[Grant]] = {}
         self._lock = threading.RLock()
@@ -105,12 +111,18 @@ class PermissionService:
         ruleset: Iterable[Rule] = (),
         tool: ToolRef | None = None,
         always_ask: bool = False,
+        preapproved: str | None = None,
     ) -> str | None:
         """Return when the call may go ahead: with the person who allowed it where a page named them, else None.
 
         `always_ask` makes a person decide even when the rules allow everything (a shell line that did
         not parse cleanly cannot be trusted to mean what its patterns say); a deny still refuses at once.
         A call with no patterns at all is asked about too: nothing was checked, so nothing is allowed.
+
+        `preapproved` names a hook that allowed this call: it answers what would be asked, and nothing more: a
+        deny rule still refuses, and a managed ask still goes to a person. Before a person (or the unattended
+        policy) is asked, each `deciders` entry (a plugin's `permission.ask`) may answer: `allow`, `deny`,
+        or nothing (then the person is asked); a managed ask is a person's to answer, never a plugin's.
 
         Raises:
             DeniedError: a rule denies one of the patterns (even if another would only ask).
@@ -132,6 +144,8 @@ class PermissionService:
             raise DeniedError([r for r in rules if wildcard_match(permission, r.permission)])
         if decisions and all(d == "allow" for d in decisions) and not always_ask and held != "ask":
             return None
+        if preapproved is not None and held != "ask":
+            return None
         request = PermissionRequest(
             id=ids.ascending("permission"),
             session_id=session_id,
@@ -142,6 +156,17 @@ class PermissionService:
             metadata=dict(metadata or {}),
             tool=tool,
         )
+        for decider in self.deciders if held != "ask" else ():
+            said = await _decided(decider, request)
+            if said is not None:
+                self.bus.publish(PermissionAsked(request=request))  # so transcripts show what was decided
+                name, answer = said
+                if answer == "allow":
+                    self._publish(request, "once", reason=f"allowed by {name}", decided_by="hook")
+                    return None
+                self._publish(request, "reject", reason=f"denied by {name}", decided_by="hook")
+                raise DeniedError([], reason=f"{name} denied {permission} {', '.join(patterns)}. Do without it, "
+                                             "or say what you need the person to allow.")
         if self.policy is not None:
             decision = self.policy(request)
             if held == "ask" and decision == "allow":
@@ -288,6 +313,19 @@ class PermissionService:
                  reason: str | None = None, decided_by: DecidedBy = "person", by: str | None = None) -> None:
         self.bus.publish(PermissionReplied(session_id=request.session_id, request_id=request.id, reply=reply,
                                            message=message, reason=reason, decided_by=decided_by, by=by))
+
+
+async def _decided(decider: Decider, request: PermissionRequest) -> tuple[str, Literal["allow", "deny"]] | None:
+    """What a decider said, with its name; None when it left the ask to the person (or failed, which it
+    reports itself: a broken plugin never answers for anyone)."""
+    try:
+        answer = await decider(request)
+    except Exception:
+        log.exception("a permission decider failed")
+        return None
+    if answer is None or answer[1] == "ask":
+        return None
+    return answer[0], answer[1]
 
 
 def _succeed(future: asyncio.Future[str | None], by: str | None) -> None:

@@ -21,6 +21,7 @@ from ..provider.events import StepFinish, TextDelta
 from ..provider.request import LLMMessage, LLMRequest, TextBlock
 from .deps import LoopDeps
 from .history import History
+from .hooks import report
 from .model_choice import model_for
 from .models import (
     AssistantMessage,
@@ -147,7 +148,15 @@ class Compactor:
         provider, model = self.deps.providers.resolve(model_id)
         head = [e for e in state.history.visible() if e.message.id < request_msg.id]
         messages = _fit(_for_summary(head), model, self.deps.config.compaction)
-        messages.append(LLMMessage(role="user", content=[TextBlock(text=SUMMARY_REQUEST)]))
+        asked = SUMMARY_REQUEST
+        hooks = self.deps.hooks
+        if hooks is not None and hooks.wants("PreCompact"):  # a hook may say what the summary must keep
+            said = await hooks.fire("PreCompact", {
+                "session_id": state.session_id, "cwd": str(self.deps.directory), "hook_event_name": "PreCompact",
+                "trigger": "auto" if auto else "manual", "custom_instructions": ""})
+            report(self.deps.bus, state.session_id, "PreCompact", said)
+            asked = "\n\n".join([SUMMARY_REQUEST, *said.additional_context])
+        messages.append(LLMMessage(role="user", content=[TextBlock(text=asked)]))
         summary = AssistantMessage(session_id=state.session_id, parent_id=request_msg.id, agent="compaction",
                                    model=model_id, summary=True)
         log.add_message(summary)

@@ -21,6 +21,7 @@ from ..question.service import QuestionService
 from ..sandbox.policy import ShellSandbox
 from ..tool.context import CellReview, KernelBridge, NotebookAccess
 from ..tool.registry import ToolRegistry
+from .hooks import LoopHooks
 from .service import SessionService
 
 
@@ -57,6 +58,8 @@ class LoopDeps:
     """The OS sandbox of shell commands (the `sandbox` setting); None runs them unconfined."""
     checkpoints: StepRecorder | None = None
     """Records file checkpoints around each tool call that may change files; None records nothing."""
+    hooks: LoopHooks | None = None
+    """Command hooks and plugins (`hooks`, `plugin`); None where none are configured."""
 
     @property
     def config(self) -> Config:

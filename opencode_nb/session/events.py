@@ -44,6 +44,16 @@ class SessionError(Event):
     kind: str = "unknown"
 
 
+class HookReported(Event):
+    """What hooks said for the person (`systemMessage`, a failing or timed-out hook, one not yet approved):
+    shown in the session's view; the model never reads it."""
+
+    type: Literal["hook.reported"] = "hook.reported"
+    session_id: str
+    event: str
+    lines: list[str]
+
+
 class MessageUpdated(Event):
     type: Literal["message.updated"] = "message.updated"
     message: UserMessage | AssistantMessage = Field(discriminator="role")

@@ -21,7 +21,7 @@ from functools import partial
 from typing import Any
 
 from ..agent.info import AgentInfo
-from ..errors import OpencodeNbError, ProviderError
+from ..errors import HookBlockedError, OpencodeNbError, ProviderError
 from ..permission.events import ToolRef
 from ..permission.named import with_named_paths
 from ..permission.rules import Rule, as_ruleset, disabled, evaluate, merge, wildcard_match
@@ -34,6 +34,7 @@ from .compaction import Compactor
 from .deps import LoopDeps
 from .events import SessionError, SessionIdle, SessionStatus
 from .history import History
+from .hooks import CallHooks, report
 from .mentions import mention_parts
 from .model_choice import DEFAULT_MODEL, model_for
 from .models import AssistantMessage, CompactionPart, MessageWithParts, Part, TextPart, ToolPart, UserMessage, now
@@ -60,6 +61,10 @@ class Exchange:
     """Every message the run wrote after `user`, with its parts, oldest first."""
 
 
+STOP_HOOK_ROUNDS = 8
+"""How many times `Stop` hooks may keep one run going: a hook that blocks every stop cannot loop forever."""
+
+
 class SessionLoop:
     def __init__(self, deps: LoopDeps, *, retry: RetryPolicy | None = None) -> None:
         self.deps = deps
@@ -72,6 +77,8 @@ class SessionLoop:
         self._runs: dict[str, asyncio.Task[tuple[AssistantMessage | None, History]]] = {}
         self._processors: dict[tuple[str, str], Processor] = {}
         """The step in flight per (session, assistant message), so tools can report progress to it."""
+        self.prompted: list[str] = []
+        """The sessions prompted through this loop, oldest first: where `SessionEnd` hooks are told the end."""
 
     # ------------------------------------------------------------------------------------------ API
 
@@ -126,6 +133,9 @@ class SessionLoop:
                 system=system_prompt,
                 synthetic=synthetic,
             )
+            if session_id not in self.prompted:
+                self.prompted.append(session_id)
+            context = await self._prompt_hooks(session_id, user, text, synthetic)
             deps.sessions.add_message(user)
             if text:
                 deps.sessions.add_part(TextPart(session_id=session_id, message_id=user.id, text=text,
@@ -134,6 +144,9 @@ class SessionLoop:
                     for mention in mention_parts(deps.agents, deps.directory, session_id, user.id, text,
                                                  agents=mention_agents, kernel=deps.kernel):
                         deps.sessions.add_part(mention)
+            for said in context:  # what the prompt's hooks added for the model
+                deps.sessions.add_part(TextPart(session_id=session_id, message_id=user.id, text=said,
+                                                synthetic=True))
             for part in parts:
                 deps.sessions.add_part(part.model_copy(update={"session_id": session_id, "message_id": user.id}))
             final, history = await self._start(session_id)
@@ -218,6 +231,8 @@ class SessionLoop:
                     await self.compactor.compact(state, user, agent, auto=True, overflow=True)
                     continue
                 if result.outcome == "stop" or (agent.steps is not None and step >= agent.steps):
+                    if result.outcome == "stop" and await self._kept_going(state, user, agent):
+                        continue
                     break
         except asyncio.CancelledError:
             self.titles.after_stop(session_id, state.history)
@@ -291,12 +306,15 @@ class SessionLoop:
                 recent_calls=state.recent_calls,
                 recorder=self.deps.checkpoints,
                 missing=self.deps.tools.why_missing,
+                around=self._call_hooks(state, user, agent, ruleset, model_id),
             )
             self._processors[state.session_id, assistant.id] = processor
             try:
                 result = await processor.run(provider.stream(request))
             finally:
                 self._processors.pop((state.session_id, assistant.id), None)
+            if processor.around is not None and processor.around.stopped is not None:
+                return StepResult("stop", result.message)
             state.cost += result.message.cost
             if result.outcome != "retry":
                 return result
@@ -341,6 +359,72 @@ class SessionLoop:
         return system.assemble(model_id=model_id, agent_prompt=agent.prompt, environment=env,
                                instructions=state.instructions, user_system=user.system)
 
+    # ------------------------------------------------------------------------------------------ hooks
+
+    def _hook_fields(self, session_id: str, agent: str) -> dict[str, Any]:
+        """What every hook's JSON says of where it runs (Claude Code's common fields, and the agent)."""
+        return {"session_id": session_id, "transcript_path": None, "cwd": str(self.deps.directory),
+                "permission_mode": "default", "agent": agent}
+
+    def _call_hooks(self, state: RunState, user: UserMessage, agent: AgentInfo, ruleset: list[Any],
+                    model_id: str) -> CallHooks | None:
+        hooks = self.deps.hooks
+        if hooks is None or not (hooks.wants("PreToolUse") or hooks.wants("PostToolUse")):
+            return None
+
+        def ask_for(part: ToolPart) -> Any:
+            return self._context(state, user, part, agent, ruleset, model_id).ask
+
+        return CallHooks(hooks, self.deps.bus, state.session_id,
+                         lambda: self._hook_fields(state.session_id, agent.name), ask_for, approved=state.preapproved)
+
+    async def _prompt_hooks(self, session_id: str, user: UserMessage, text: str, synthetic: bool) -> list[str]:
+        """`SessionStart` (a session's first prompt) and `UserPromptSubmit` (a person's prompt): the context they
+        add to the prompt.
+
+        Raises:
+            HookBlockedError: a `UserPromptSubmit` hook blocked the prompt; nothing was written.
+        """
+        hooks = self.deps.hooks
+        if hooks is None or synthetic:
+            return []
+        added: list[str] = []
+        fields = self._hook_fields(session_id, user.agent)
+        if hooks.wants("SessionStart") and not self.deps.sessions.messages(session_id):
+            started = await hooks.fire("SessionStart", {**fields, "hook_event_name": "SessionStart",
+                                                        "source": "startup"})
+            report(self.deps.bus, session_id, "SessionStart", started)
+            added += started.additional_context
+        if hooks.wants("UserPromptSubmit"):
+            said = await hooks.fire("UserPromptSubmit", {**fields, "hook_event_name": "UserPromptSubmit",
+                                                         "prompt": text})
+            report(self.deps.bus, session_id, "UserPromptSubmit", said)
+            if said.blocked or said.stop is not None:
+                raise HookBlockedError(said.reason or said.stop or "it gave no reason")
+            added += said.additional_context
+        return added
+
+    async def _kept_going(self, state: RunState, user: UserMessage, agent: AgentInfo) -> bool:
+        """Whether a `Stop` hook (`SubagentStop` in a child session) keeps the agent going: then its reason is the
+        agent's next instruction. At most `STOP_HOOK_ROUNDS` times a run, so a hook that always blocks ends."""
+        hooks = self.deps.hooks
+        child = self.deps.sessions.get(state.session_id).parent_id is not None
+        event = "SubagentStop" if child else "Stop"
+        if hooks is None or not hooks.wants(event):
+            return False
+        said = await hooks.fire(event, {**self._hook_fields(state.session_id, agent.name), "hook_event_name": event,
+                                        "stop_hook_active": state.stop_hooks > 0})
+        report(self.deps.bus, state.session_id, event, said)
+        if not said.blocked or said.stop is not None or state.stop_hooks >= STOP_HOOK_ROUNDS:
+            return False
+        state.stop_hooks += 1
+        again = UserMessage(session_id=state.session_id, agent=agent.name, model=user.model, synthetic=True,
+                            permission=user.permission, list_variables=user.list_variables)
+        state.log.add_message(again)
+        state.log.add_part(TextPart(session_id=state.session_id, message_id=again.id, synthetic=True,
+                                    text=f"A {event} hook asks you to go on: {said.reason or 'keep working.'}"))
+        return True
+
     def _context(self, state: RunState, user: UserMessage, part: ToolPart, agent: AgentInfo, ruleset: list[Any],
                  model_id: str) -> ToolContext:
         session_id = state.session_id
@@ -353,7 +437,7 @@ class SessionLoop:
             by = await self.deps.permissions.ask(
                 session_id, agent.name, permission, patterns, always=always or [], metadata=shown,
                 ruleset=ruleset, tool=ToolRef(message_id=part.message_id, call_id=part.call_id),
-                always_ask=always_ask,
+                always_ask=always_ask, preapproved=state.preapproved.get(part.call_id),
             )
             if by is not None:  # on a shared server the call's record says who let it run
                 approvals.append({"permission": permission, "patterns": patterns, "by": by})

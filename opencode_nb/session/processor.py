@@ -46,6 +46,7 @@ from ..provider.events import (
 )
 from ..tool.base import Tool, ToolContext, argument_problem, storable_arguments, unusable_arguments, well_formed
 from .deps import StepRecorder
+from .hooks import CallHooks
 from .models import (
     AssistantMessage,
     MessageError,
@@ -103,6 +104,8 @@ class Processor:
     """Records the files before and after each call that may change them (checkpoints, for undo)."""
     missing: Callable[[str], str | None] = field(default=lambda _name: None)
     """Why a tool that is not offered would have been (`ToolRegistry.why_missing`: a server that did not start)."""
+    around: CallHooks | None = None
+    """The hooks before and after each call (`PreToolUse`, `PostToolUse`); None where none listen."""
 
     blocked: bool = field(default=False, init=False)
     _text: TextPart | None = field(default=None, init=False)
@@ -246,7 +249,11 @@ class Processor:
         try:
             if repeated:
                 await self.ask_doom_loop(tool.id, tool_input)
+            if self.around is not None:
+                tool_input = await self.around.before(self._tool_parts[call_id], tool, tool_input)
             result = await self._run_recorded(tool, tool_input, call_id)
+            if self.around is not None:
+                result = await self.around.after(self._tool_parts[call_id], tool, tool_input, result)
         except asyncio.CancelledError:
             raise
         except ToolError as exc:

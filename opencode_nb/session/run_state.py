@@ -44,6 +44,10 @@ class RunState:
     """Per (agent, user message, tool registry version): what its steps share until the registry changes."""
     cost: float = 0.0
     """Spent in this run; added to the session once, when the run ends."""
+    preapproved: dict[str, str] = field(default_factory=dict)
+    """Calls a `PreToolUse` hook allowed, by call id: what they would ask is answered."""
+    stop_hooks: int = 0
+    """How many times a `Stop` hook kept the agent going in this run."""
 
     @property
     def history(self) -> History:

@@ -26,10 +26,12 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from ..diagnostics.service import Diagnostics
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, for_person, relative, shown
 from .files.access import ask_agent_config, ask_git_internals, ask_hard_link
 from .files.textfile import changing, diff_counts, read_text, require_file, unified_diff, write_text
+from .support.checks import checked_file
 
 
 class EditParams(BaseModel):
@@ -42,6 +44,10 @@ class EditParams(BaseModel):
 class EditTool(Tool[EditParams]):
     id = "edit"
     params = EditParams
+
+    def __init__(self, diagnostics: Diagnostics | None = None) -> None:
+        self.diagnostics = diagnostics
+        """Formats and checks the edited file (`opencode_nb.diagnostics`); None: neither."""
 
     async def execute(self, params: EditParams, ctx: ToolContext) -> ToolResult:
         if params.old_string == params.new_string:
@@ -65,12 +71,15 @@ class EditTool(Tool[EditParams]):
             await ask_agent_config(ctx, path, title, diff)
             await ask_hard_link(ctx, opened, title)
             await write_text(opened, new, title)
+        after = await checked_file(self.diagnostics, ctx, path, new, title)
+        if after.content is not None:  # formatted: the diff is of what the file now holds
+            diff = unified_diff(title, old, after.content)
         added, removed = diff_counts(diff)
         note = "" if how in ("exact", "created") else f" (old_string matched after ignoring {MATCHER_NOTES[how]})"
         verb = "Created" if how == "created" else "Edited"
-        return ToolResult(title, f"{verb} {title}: +{added} -{removed} lines.{note}",
+        return ToolResult(title, f"{verb} {title}: +{added} -{removed} lines.{note}{after.for_model()}",
                           {"path": str(path), "diff": diff, "additions": added, "deletions": removed, "match": how,
-                           **for_person(f"{verb} {title}: +{added} −{removed} lines", "")})
+                           **after.metadata(), **for_person(f"{verb} {title}: +{added} −{removed} lines", "")})
 
 
 def apply_edit(content: str, old: str, new: str, replace_all: bool = False, title: str = "the file") -> tuple[str, str]:

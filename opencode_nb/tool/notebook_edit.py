@@ -21,12 +21,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..diagnostics.service import Diagnostics
 from ..errors import DeniedError, ToolError
 from ..values import Cell, CellType, NewCell
 from .base import Tool, ToolContext, ToolResult, for_person
 from .context import CellProposal, NotebookAccess
 from .files.textfile import diff_counts, unified_diff
 from .notebook import access, refused_as_error
+from .support.checks import checked_cell
 
 Action = Literal["insert", "replace", "delete"]
 
@@ -68,11 +70,15 @@ class NotebookEditTool(Tool[NotebookEditParams]):
     id = "notebook_edit"
     params = NotebookEditParams
 
+    def __init__(self, diagnostics: Diagnostics | None = None) -> None:
+        self.diagnostics = diagnostics
+        """Checks a code cell it inserted or replaced (`opencode_nb.diagnostics`); None: no checks."""
+
     async def execute(self, params: NotebookEditParams, ctx: ToolContext) -> ToolResult:
         check_fields(params)
         notebook = access(ctx)
         if params.action == "insert":
-            return await _insert(notebook, params, ctx)
+            return await self._checked(await _insert(notebook, params, ctx), ctx)
         assert params.cell_id is not None
         old = await _cell(notebook, params.cell_id)
         calling = notebook.calling_cell(ctx.session_id)
@@ -82,8 +88,17 @@ class NotebookEditTool(Tool[NotebookEditParams]):
             raise ToolError(f"Cell {old.id} is {whose} cannot be {params.action}d. Choose another cell, or "
                             "insert a new one.")
         if params.action == "replace":
-            return await _replace(notebook, old, params, ctx)
+            return await self._checked(await _replace(notebook, old, params, ctx), ctx)
         return await _delete(notebook, old, ctx)
+
+    async def _checked(self, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        """`result` with the findings in the code cell it made or changed; a proposal is not in the notebook yet."""
+        ids = result.metadata.get("cell_ids")
+        if self.diagnostics is None or result.metadata.get("cell_type") != "code" or not ids or ids[0] == "?":
+            return result
+        after = await checked_cell(self.diagnostics, ctx, ids[0])
+        return ToolResult(result.title, result.output + after.for_model(), {**result.metadata, **after.metadata()},
+                          result.attachments)
 
 
 def check_fields(params: NotebookEditParams) -> None:

@@ -10,6 +10,7 @@ from .base import Tool
 
 if TYPE_CHECKING:
     from ..config.skills import Skills
+    from ..diagnostics.service import Diagnostics
 
 
 class ToolRegistry:
@@ -77,11 +78,12 @@ class ToolRegistry:
         return [self.get(i).spec() for i in ids]
 
 
-def default_registry(skills: Skills | None = None) -> ToolRegistry:
+def default_registry(skills: Skills | None = None, diagnostics: Diagnostics | None = None) -> ToolRegistry:
     """Every built-in tool; which of them an agent is offered is decided per step from its rules.
 
     Args:
         skills: the workspace's skills, which the `skill` tool loads; without them there is no `skill` tool.
+        diagnostics: what checks the Python that `write`, `edit` and `notebook_edit` change; None checks nothing.
     """
     from .bash import BashTool
     from .edit import EditTool
@@ -101,10 +103,10 @@ def default_registry(skills: Skills | None = None) -> ToolRegistry:
     from .webfetch import WebFetchTool
     from .write import WriteTool
 
-    registry = ToolRegistry([ReadTool(), WriteTool(), EditTool(), ListTool(), GlobTool(), GrepTool(), BashTool(),
-                             WebFetchTool(), TodoWriteTool(), TodoReadTool(), QuestionTool(), TaskTool(),
-                             PlanEnterTool(), PlanExitTool(), PythonTool(), VariablesTool(),
-                             NotebookReadTool(), NotebookEditTool(), NotebookRunTool()])
+    registry = ToolRegistry([ReadTool(), WriteTool(diagnostics), EditTool(diagnostics), ListTool(), GlobTool(),
+                             GrepTool(), BashTool(), WebFetchTool(), TodoWriteTool(), TodoReadTool(), QuestionTool(),
+                             TaskTool(), PlanEnterTool(), PlanExitTool(), PythonTool(), VariablesTool(),
+                             NotebookReadTool(), NotebookEditTool(diagnostics), NotebookRunTool()])
     if skills is not None:
         from .skill import SkillTool
 

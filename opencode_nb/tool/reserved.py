@@ -29,7 +29,7 @@ TOOLS = frozenset({
 this to the registry, so a tool added there and not here fails."""
 
 ASKED = frozenset({
-    "external_directory", "git_internals", "agent_config", "doom_loop", "network", "mcp", "sandbox", "live",
+    "external_directory", "git_internals", "agent_config", "doom_loop", "network", "mcp", "sandbox", "live", "hook",
 })
 """Permissions asked or written in built-in rules by name with no tool of their own (`sandbox` and `live` are
 the `python` permission's patterns, kept from tool names so that a prompt never reads like one of them)."""

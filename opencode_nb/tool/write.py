@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ..diagnostics.service import Diagnostics
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolResult, for_person, relative, shown
 from .files.access import ask_agent_config, ask_git_internals, ask_hard_link
 from .files.textfile import changing, diff_counts, read_text, require_file, unified_diff, write_text
+from .support.checks import checked_file
 
 
 class WriteParams(BaseModel):
@@ -23,6 +25,10 @@ class WriteParams(BaseModel):
 class WriteTool(Tool[WriteParams]):
     id = "write"
     params = WriteParams
+
+    def __init__(self, diagnostics: Diagnostics | None = None) -> None:
+        self.diagnostics = diagnostics
+        """Formats and checks what was written (`opencode_nb.diagnostics`); None: neither."""
 
     async def execute(self, params: WriteParams, ctx: ToolContext) -> ToolResult:
         async with changing(ctx, params.path) as opened:
@@ -40,13 +46,17 @@ class WriteTool(Tool[WriteParams]):
             await ask_agent_config(ctx, path, title, diff)
             await ask_hard_link(ctx, opened, title)
             await write_text(opened, params.content, title)
+        after = await checked_file(self.diagnostics, ctx, path, params.content, title)
+        if after.content is not None:  # formatted: the diff is of what the file now holds
+            diff = unified_diff(title, old, after.content)
         added, removed = diff_counts(diff)
-        lines = len(params.content.splitlines())
+        lines = len((after.content or params.content).splitlines())
         if not existed:
             text = f"Created {title} ({lines} line{'s' if lines != 1 else ''})."
         elif old == params.content:
             text = f"{title} already had exactly this content; nothing changed."
         else:
             text = f"Wrote {title} ({lines} lines): +{added} -{removed} lines compared with before."
-        return ToolResult(title, text, {"path": str(path), "diff": diff, "additions": added, "deletions": removed,
-                                        "created": not existed, **for_person(text.rstrip("."), "")})
+        return ToolResult(title, text + after.for_model(), {
+            "path": str(path), "diff": diff, "additions": added, "deletions": removed, "created": not existed,
+            **after.metadata(), **for_person(text.rstrip("."), "")})

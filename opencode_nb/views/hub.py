@@ -24,6 +24,7 @@ from ..people import Person, nobody
 from ..permission.events import PermissionAsked, PermissionReplied
 from ..question.events import QuestionAsked, QuestionReplied
 from ..session.events import (
+    HookReported,
     MessagePartUpdated,
     MessageUpdated,
     SessionCreated,
@@ -64,7 +65,7 @@ def session_of(event: Event) -> str | None:
         case SessionCreated(session=session) | SessionUpdated(session=session):
             return session.id
         case (SessionStatus() | SessionIdle() | SessionError() | TodoUpdated() | PermissionReplied()
-              | QuestionReplied()):
+              | QuestionReplied() | HookReported()):
             return event.session_id
         case _:
             return None

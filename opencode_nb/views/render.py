@@ -245,6 +245,41 @@ def sandbox_note_html(metadata: Mapping[str, Any]) -> str:
             f"⚠ {escape(note)}</div>")
 
 
+def diagnostics_lines(metadata: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """What the checks after an edit found, for the person: a count with where and by whom, then each finding
+    the model was shown; and, apart, what kept a checker from running. Both empty when nothing was checked."""
+    found = metadata.get("diagnostics")
+    if not isinstance(found, Mapping):
+        return [], []
+    count = found.get("count") or 0
+    rows = [f for f in found.get("findings") or [] if isinstance(f, Mapping)]
+    problems = []
+    if count and rows:
+        by = "/".join(str(c) for c in found.get("checkers") or []) or "checks"
+        problems.append(f"{count} problem{'s' * (count != 1)} found by {by} in {found.get('where', 'the change')}, "
+                        "sent to the agent")
+        problems += [f"line {f.get('line')}:{f.get('column')} {f.get('code')} {f.get('message')}" for f in rows]
+        if count > len(rows):
+            problems.append(f"… and {count - len(rows)} more")
+    return problems, [str(note) for note in found.get("notes") or []]
+
+
+def diagnostics_html(metadata: Mapping[str, Any]) -> str:
+    """`diagnostics_lines` on the card: the count and the first finding in a line, the rest folded under it,
+    then the notes, muted."""
+    problems, notes = diagnostics_lines(metadata)
+    html = ""
+    if problems:
+        style = f'class="ocnb-diagnostics" style="color:{COLORS["warning"]};font-size:0.9em"'
+        line = f"⚠ {escape(problems[0])}: {escape(problems[1])}"
+        rest = "<br/>".join(escape(r) for r in problems[2:])
+        html = f"<details {style}><summary>{line}</summary>{rest}</details>" if rest else f"<div {style}>{line}</div>"
+    if notes:
+        html += (f'<div class="ocnb-diagnostics-note" style="color:{MUTED};font-size:0.9em">'
+                 f"{'<br/>'.join(escape(n) for n in notes)}</div>")
+    return html
+
+
 STOPPED_NOTE = "Stopped while it ran; the output above is what it printed until then."
 """What a stopped call's card says under its output (the model reads its own wording)."""
 OUTPUT_WORDS = {"task": "answer", "plan_exit": "plan", "webfetch": "page"}
@@ -333,6 +368,7 @@ def tool_card_html(part: ToolPart, now: float | None = None, *, open_: bool = Fa
     elif state.status == "completed":
         summary = summary_text(part)
         inner = (summary_html(summary) if summary else "") + body
+        inner += diagnostics_html(metadata)
         if metadata.get("diff"):
             inner += diff_html(str(metadata["diff"]))
         inner += decide_html(metadata)
@@ -378,6 +414,8 @@ def tool_card_text(part: ToolPart, *, output_lines: int = TEXT_OUTPUT_LINES) -> 
     if state.status == "completed":
         summary = summary_text(part)
         out += [f"    {shorten(row, TEXT_OUTPUT_CHARS)}" for row in summary.splitlines()]
+        problems, notes = diagnostics_lines(state.metadata)
+        out += [f"    ! {shorten(row, TEXT_OUTPUT_CHARS)}" for row in [*problems[:4], *(f"({n})" for n in notes)]]
         out += [f"    {line}" for line in decide_lines(getattr(state, "metadata", None) or {})]
         text = shown_output(part)[0] if part.tool != "task" else ""
     if text.strip():

@@ -20,6 +20,7 @@ from ..bus import Event
 from ..permission.events import PermissionAsked, PermissionReplied, PermissionRequest
 from ..question.events import QuestionAsked, QuestionReplied, QuestionRequest
 from ..session.events import (
+    HookReported,
     MessagePartUpdated,
     MessageUpdated,
     SessionError,
@@ -282,6 +283,9 @@ class SessionView:
                 self._on_status(event)
             case SessionError(error=error):
                 self._line(f"error-{len(self._items)}", f"✗ {error}", color=COLORS["error"])
+            case HookReported(event=hook_event, lines=lines):
+                for line in lines:
+                    self._line(f"hook-{len(self._items)}", f"⚑ {hook_event} hook: {line}")
             case PermissionAsked(request=request):
                 self._on_permission(request)
             case QuestionAsked(request=request):

@@ -13,7 +13,14 @@ from typing import TextIO
 from ..bus import Bus, Event
 from ..permission.events import PermissionAsked, PermissionReplied, PermissionRequest
 from ..question.events import QuestionAsked, QuestionReplied, QuestionRequest
-from ..session.events import MessagePartUpdated, MessageUpdated, SessionCreated, SessionStatus, TodoUpdated
+from ..session.events import (
+    HookReported,
+    MessagePartUpdated,
+    MessageUpdated,
+    SessionCreated,
+    SessionStatus,
+    TodoUpdated,
+)
 from ..session.models import (
     Part,
     ReasoningPart,
@@ -59,6 +66,7 @@ class TextTranscript:
         """How deep each child session is nested, for indenting its lines under its task call."""
         self._offs: list[Callable[[], None]] = [bus.subscribe(kind, self._on) for kind in (
             MessageUpdated, SessionCreated, MessagePartUpdated, PermissionReplied, QuestionReplied, TodoUpdated,
+            HookReported,
             SessionStatus)]
         # Watching only: a plain subscriber to an ask would pass for somebody who may answer it.
         self._offs += [bus.subscribe(kind, self._on, watch_only=True) for kind in (PermissionAsked, QuestionAsked)]
@@ -120,6 +128,9 @@ class TextTranscript:
                         lines.append(f"? {asked.agent} asked: {question.question} — {answer}"
                                      + (f" ({reason})" if reason else ""))
                     self._answered(asked, lines)
+            case HookReported(event=hook_event, lines=lines, session_id=session_id):
+                for line in lines:
+                    self._print(f"  ⚑ {hook_event} hook: {line}", session_id)
             case TodoUpdated(todos=todos, session_id=session_id):
                 self._print("  todo list:", session_id)
                 for todo in todos:

@@ -56,7 +56,8 @@ async def test_a_managed_deny_holds_against_project_in_kernel_agent_rules_and_a_
         victim.write_text("kept")
         state = await bash(ws, f"rm {victim}")
         assert state.status == "error" and str(managed) in state.error, state
-        assert person_summary(state.error) == f"Denied by the administrator's managed rule bash 'rm *': deny ({managed})"
+        assert person_summary(state.error) == (
+            f"Denied by the administrator's managed rule bash 'rm *': deny ({managed})")
         assert victim.read_text() == "kept"
         assert asked == []  # refused before anybody was asked: there is nothing to say yes to
         assert any("allow does not loosen" in w and str(managed) in w for w in ws.warnings)

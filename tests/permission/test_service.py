@@ -483,3 +483,49 @@ async def test_a_timeout_a_stop_and_closing_each_name_themselves():
         await closed
     assert decided(timed_events) == [("reject", "timeout")]
     assert decided(events) == [("reject", "stop"), ("reject", "close")]
+
+
+# ---------------------------------------------------------------------------------------------- hooks and plugins
+
+async def test_a_hooks_allow_answers_what_would_be_asked_but_no_deny_rule():
+    svc, events = service()
+    rules = from_config({"bash": {"*": "ask", "rm *": "deny"}})
+    await svc.ask("a", "build", "bash", ["make"], ruleset=rules, preapproved="a PreToolUse hook")
+    assert svc.pending() == [] and events == []
+    with pytest.raises(DeniedError):
+        await svc.ask("a", "build", "bash", ["rm x"], ruleset=rules, preapproved="a PreToolUse hook")
+
+
+async def test_a_plugin_answers_an_ask_before_the_person_and_the_record_names_it():
+    svc, events = service()
+    seen = []
+
+    async def policy_engine(request):
+        seen.append(request.patterns)
+        return ("plugin acme.policy", "deny" if request.patterns == ["git push"] else "allow")
+
+    svc.deciders.append(policy_engine)
+    await svc.ask("a", "build", "bash", ["make"], ruleset=ASK_BASH)
+    with pytest.raises(DeniedError) as err:
+        await svc.ask("a", "build", "bash", ["git push"], ruleset=ASK_BASH)
+    assert "plugin acme.policy denied bash git push" in str(err.value)
+    assert seen == [["make"], ["git push"]] and svc.pending() == []
+    decided = [(e.reply, e.decided_by, e.reason) for e in events if e.type == "permission.replied"]
+    assert decided == [("once", "hook", "allowed by plugin acme.policy"),
+                       ("reject", "hook", "denied by plugin acme.policy")]
+
+
+async def test_a_plugin_that_leaves_it_or_fails_lets_the_person_decide():
+    svc, _ = service()
+
+    async def undecided(request):
+        return None
+
+    async def broken(request):
+        raise RuntimeError("bug")
+
+    svc.deciders += [undecided, broken]
+    task = start(svc)
+    [request] = await asked(svc)
+    svc.reply(request.id, "once")
+    await task

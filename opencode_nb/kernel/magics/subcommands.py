@@ -133,6 +133,14 @@ def _mcp(magics: Magic, args: list[str]) -> Shown:
     return listing.text(describe(ws.mcp.states(), list(chosen.permission), chosen.name))
 
 
+@TABLE.declare("hooks", help=(("hooks", "the command hooks and plugins: where each came from, whether it may run "
+                                        "(a project's\nhooks wait for your approval) and how it last ran"),))
+def _hooks(magics: Magic, args: list[str]) -> Shown:
+    from ...hook.report import describe
+
+    return listing.text(describe(magics.agent.workspace().hooks))
+
+
 TOOL_ACTIONS = Slot("add|remove|list", choices=("add", "remove", "list"))
 
 

@@ -276,6 +276,9 @@ def _finish(ws: Workspace, plan: Plan, number: int, status: StepStatus, started:
     """Record how the step's run ended; a finished step is ticked in the file and on the todo list."""
     update_step(ws, plan, number, status=status, summary=answer[:SUMMARY_CHARS], error=reason,
                 duration_s=round(time.time() - started, 2))
+    if ws.hooks is not None:
+        ws.hooks.later("PlanStepFinished", {"session_id": plan.session.id, "plan": str(plan.path), "step": number,
+                                            "status": status, "summary": answer[:SUMMARY_CHARS], "error": reason})
     doc = plan.doc
     if status == "done":
         # Tick the file as it is now, not as it was read: the person may have edited it meanwhile; a file

@@ -46,9 +46,9 @@ def completions(line: str) -> list[str]:
 
 def test_the_table_holds_every_subcommand_and_the_help_is_made_from_it():
     assert [sub.name for sub in TABLE] == [
-        "sessions", "resume", "show", "new", "agents", "skills", "mcp", "tool", "tools", "models", "permissions",
-        "stop", "config", "undo", "redo", "accept", "reject", "pending", "checkpoints", "diff", "plan", "fix",
-        "explain", "reload", "help"]
+        "sessions", "resume", "show", "new", "agents", "skills", "mcp", "hooks", "tool", "tools", "models",
+        "permissions", "stop", "config", "undo", "redo", "accept", "reject", "pending", "checkpoints", "diff", "plan",
+        "fix", "explain", "reload", "help"]
     assert TABLE.help() == HELP
     assert HELP.index("%agent sessions [--all]") < HELP.index("%agent plan cells [ID]") < HELP.index("%agent help")
 
