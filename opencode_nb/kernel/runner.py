@@ -131,6 +131,10 @@ class NotebookAgent:
         ws = self._built()
         return session_id if ws is None else ws.sessions.root_of(session_id)
 
+    def _cell_of(self, root_id: str) -> str | None:
+        """The cell the latest run of a session tree came from."""
+        return next((run.cell_id for run in reversed(self.runs) if run.session_id == root_id), None)
+
     def _built(self) -> Workspace | None:
         """The workspace if it is built; never waits for it."""
         future = self._workspace
@@ -208,6 +212,8 @@ class NotebookAgent:
 
         self.journal.keep_in(TurnRecords(ws.store, str(ws.root), lambda: self.notebook_path,
                                          names_of=bound_by(bridge.live)))
+        if ws.hooks is not None:  # `AskWaiting` names the cell the waiting run came from
+            ws.hooks.cell_of = lambda session_id: self._cell_of(ws.sessions.root_of(session_id))
         if self.presence.mode == "terminal":
             from .magics.terminal import wire
 

@@ -348,3 +348,51 @@ async def test_a_plugin_a_projects_own_file_names_is_never_imported(tmp_path, se
         listed = describe(ws.hooks)
     assert not marker.exists(), "a project's plugin is not imported"
     assert "project_plugin:plugin" in listed and "a project's plugin is not loaded" in listed, listed
+
+
+async def test_a_hooks_allow_does_not_answer_the_administrators_ask(tmp_path, server, monkeypatch):
+    from opencode_nb.config import managed as managed_module
+
+    managed = tmp_path / "etc" / "managed.yaml"
+    managed.parent.mkdir()
+    managed.write_text('permission:\n  bash:\n    "touch *": ask\n')
+    monkeypatch.setattr(managed_module, "AT_START", str(managed))
+    allow = 'echo \'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}\''
+    ws = workspace(tmp_path, server, {"hooks": {"PreToolUse": hook(allow)}})  # headless: nobody to ask
+    server.queue(*bash_then_text("touch made.txt"))
+    with ws:
+        await run(ws)
+    assert not (ws.root / "made.txt").exists(), "only a person answers the administrator's ask"
+
+
+async def test_a_subagent_stop_hook_hears_a_child_session_end(tmp_path, server):
+    ws = workspace(tmp_path, server, {})
+    log = ws.root / "children.jsonl"
+    ws.close()
+    ws = workspace(tmp_path, server, {"hooks": {"SubagentStop": hook(f"cat >> {log}; echo >> {log}", matcher=""),
+                                                "Stop": hook(f"echo stop >> {log}", matcher="")}})
+    task = {"description": "Survey", "prompt": "look around", "subagent_type": "explore"}
+    server.queue(anthropic_stream({"tool": "task", "id": "toolu_1", "json": json.dumps(task)}, stop="tool_use"),
+                 anthropic_stream({"text": "Nothing to see."}), anthropic_stream({"text": "The child found nothing."}))
+    with ws:
+        session, _ = await run(ws)
+        [child] = ws.sessions.children(session.id)
+    lines = log.read_text().splitlines()
+    heard = [json.loads(line) for line in lines if line.startswith("{")]
+    assert [h["hook_event_name"] for h in heard] == ["SubagentStop"] and heard[0]["session_id"] == child.id
+    assert lines.count("stop") == 1, "the parent's own end is a Stop"
+
+
+async def test_a_pre_compact_hook_says_what_the_summary_must_keep(tmp_path, server):
+    from opencode_nb.session.models import CompactionPart
+
+    keep = ('echo \'{"hookSpecificOutput": {"hookEventName": "PreCompact", '
+            '"additionalContext": "Keep the names of the files changed."}}\'')
+    ws = workspace(tmp_path, server, {"hooks": {"PreCompact": hook(keep, matcher="")}})
+    server.queue(anthropic_stream({"text": "Listed."}), anthropic_stream({"text": "## Goal\nsummary"}))
+    with ws:
+        session, _ = await run(ws)
+        part = CompactionPart(session_id=session.id, message_id="placeholder", auto=False)
+        await asyncio.wait_for(ws.prompt(session.id, "", parts=[part]), 60)
+    asked = server.received[-1].body["messages"][-1]
+    assert "Keep the names of the files changed." in json.dumps(asked)

@@ -111,3 +111,12 @@ def test_permission_replies_todos_and_retries_are_printed_in_the_views_words():
     bus.publish(SessionStatus(session_id="s", status="busy"))
     assert out.getvalue() == ("  ? permission rejected (timeout)\n  todo list:\n      [~] Fix\n"
                               "  … retrying (attempt 2): overloaded\n")
+
+
+def test_what_hooks_say_for_the_person_is_printed_with_the_event():
+    from opencode_nb.session.events import HookReported
+
+    bus, out = transcript()
+    bus.publish(HookReported(session_id="s", event="PreToolUse",
+                             lines=['PreToolUse hook "sleep 30" timed out after 1 s and was stopped']))
+    assert '⚑ PreToolUse hook: PreToolUse hook "sleep 30" timed out after 1 s and was stopped' in out.getvalue()
