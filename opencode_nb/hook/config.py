@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..config.load import DEFAULTS_SOURCE, OVERRIDES_SOURCE, LoadedConfig
 from ..config.schema import HOOK_EVENTS, HookCommandConfig
+from ..fs.writer import write_file
 from ..mcp.code import ServerCode, server_code
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -135,14 +134,8 @@ class HookApprovals:
                                "source": entry.source, "code": dict(code.files),
                                "approved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".hooks-approved-")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(known, out, indent=1, sort_keys=True)
-            os.replace(temp, self.path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        # The product's one writer: a fresh file renamed over the name, never through a link planted there.
+        write_file(self.path.parent, self.path.name, json.dumps(known, indent=1, sort_keys=True).encode("utf-8"))
 
     def _read(self) -> dict[str, object]:
         try:

@@ -13,11 +13,10 @@ leaves half a file; an unreadable file counts as no approvals (the person is ask
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from pathlib import Path
 
+from ..fs.writer import write_file
 from .code import ServerCode
 from .entries import ServerEntry
 
@@ -48,14 +47,8 @@ class Approvals:
                                "code": dict(code.files),
                                "approved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".mcp-approved-")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(known, out, indent=1, sort_keys=True)
-            os.replace(temp, self.path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        # The product's one writer: a fresh file renamed over the name, never through a link planted there.
+        write_file(self.path.parent, self.path.name, json.dumps(known, indent=1, sort_keys=True).encode("utf-8"))
 
     def _read(self) -> dict[str, dict[str, object]]:
         try:
