@@ -28,3 +28,6 @@ PARTS = (
 def import_parts() -> None:
     for name in PARTS:
         importlib.import_module(name)
+    from .fix.versions import warm
+
+    warm()  # the installed distributions' map, which a Fix of a module's error reads

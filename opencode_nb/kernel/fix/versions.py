@@ -4,22 +4,52 @@ Whether `np.float` exists or `from pydantic import BaseSettings` works depends o
 the model is told it rather than left to guess. The distribution's name may differ from the import name
 (`yaml` is PyYAML, `sklearn` scikit-learn): the name itself is tried first, which is instant, and only then
 the map of every installed distribution's top-level modules, which reads each one's file list (a fifth of a
-second and more with a few hundred installed) and so is built on a worker thread, afresh each time: the
-person may have installed the package since.
+second and more with a few hundred installed, seconds on a loaded machine) and so is built on a worker thread
+when the extension loads, and again only when a folder of the search path changed: the person may have
+installed the package since.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sys
 from importlib import metadata
 
-LOOKUP_TIMEOUT_S = 2.0
+LOOKUP_TIMEOUT_S = 4.0
 """How long the map of distributions may take to build before the version is said to be unknown."""
 
 
+_MAPS: dict[tuple[tuple[str, int], ...], dict[str, list[str]]] = {}
+
+
+def _installed_state() -> tuple[tuple[str, int], ...]:
+    """The folders distributions are found in, with their times: an install or uninstall changes a time."""
+    state = []
+    for folder in sys.path:
+        try:
+            state.append((folder, os.stat(folder or ".").st_mtime_ns))
+        except OSError:
+            continue
+    return tuple(state)
+
+
 def _distributions() -> dict[str, list[str]]:
-    return {name: sorted(set(dists)) for name, dists in metadata.packages_distributions().items()}
+    """The map, built again only when a folder of the search path changed since (a package installed)."""
+    key = _installed_state()
+    found = _MAPS.get(key)
+    if found is None:
+        found = {name: sorted(set(dists)) for name, dists in metadata.packages_distributions().items()}
+        _MAPS.clear()
+        _MAPS[key] = found
+    return found
+
+
+def warm() -> None:
+    """Build the map now (on the workspace's worker thread), so the first failed cell's Fix does not wait."""
+    with contextlib.suppress(Exception):  # a broken distribution's metadata: the lookup says so when needed
+        _distributions()
 
 
 def _direct(top: str) -> tuple[str, str] | None:
