@@ -223,6 +223,10 @@ class Frontend:
                     self._people[session] = person
             if fresh:
                 self.pages += 1
+                if session != self._preferred:
+                    # A page connected since the prompt ran (a reload, another tab): the page that ran it may be
+                    # gone without a word, so the newest page answers again, as before any prompt.
+                    self._preferred = None
             listeners = list(self._page_listeners) if fresh else []
         if self.on_hello is not None:
             self.on_hello(dict(hello))
