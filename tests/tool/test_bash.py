@@ -138,6 +138,10 @@ async def test_cancelling_kills_the_process_group_and_keeps_the_partial_output(c
     task = asyncio.create_task(BashTool().run({"command": "echo started; sleep 30 & echo $! > child.pid; wait"},
                                               ctx))
     child = int(await wait_for_file(project / "child.pid"))
+    for _ in range(400):  # the output has been read (a Stop before that has nothing to keep)
+        if any(str((update or {}).get("output", "")).startswith("started") for _, update in ctx.updates):
+            break
+        await asyncio.sleep(0.01)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
