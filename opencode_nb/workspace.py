@@ -53,7 +53,7 @@ from .sandbox.policy import BWRAP_ENV, ShellSandbox, caller_network_rules
 from .sandbox.protected import QUARANTINE, Protected
 from .sandbox.treatment import read_rules
 from .session.deps import LoopDeps
-from .session.loop import SessionLoop
+from .session.loop import Exchange, SessionLoop
 from .session.models import AssistantMessage, Part, TextPart
 from .session.result import PromptResult, UnattendedDecision
 from .session.service import SessionService
@@ -197,6 +197,9 @@ class Workspace:
         self.checkpoints = Checkpoints(self.sessions, self.root, self.data_dir, self.config.checkpoints)
         """The project's files recorded around each turn (`checkpoint/`): `.turns(session_id)`, `.diff(session_id,
         n)`, `.available`, `.why_not`; what `undo` and `redo` restore files from."""
+        self.keep_background = False
+        """Background tasks outlive the run that started them (a notebook shows them in their cards); False:
+        a run ends only when they have ended (`background_on_exit`)."""
         self.plugin_warnings: list[str] = []
         self.hooks = self._hooks()
         """Command hooks (`hooks`) and Python plugins (`plugin`); None where neither is configured."""
@@ -239,7 +242,34 @@ class Workspace:
                          for note in await self.mcp.prepare(session_id, agent or self.agents.default.name)]
             exchange = await self.loop.exchange(session_id, text, agent=agent, model=model,
                                                 parts=[*(parts or ()), *notes], **options)
-        return PromptResult.of_run(session_id, exchange.final, exchange.answers, decisions)
+            final, answers = exchange.final, list(exchange.answers)
+            if not self.keep_background:
+                settled = await self._settle_background(session_id)
+                if settled is not None:
+                    final, answers = settled.final or final, [*answers, *settled.answers]
+        return PromptResult.of_run(session_id, final, answers, decisions)
+
+    async def _settle_background(self, session_id: str) -> Exchange | None:
+        """The run is over, but background tasks it started still run: wait for them or stop them
+        (`background_on_exit`), then let the agent answer with how they ended; None when none were running."""
+        tasks = self.loop.subtasks.background
+        running = [t for t in tasks.of(session_id) if t.state == "running"]
+        if not running:
+            return None
+        policy = self.config.background_on_exit
+        if policy == "wait":
+            await tasks.wait(running, self.config.background_wait_s)
+        late = [t for t in running if t.state == "running"]
+        for task in late:
+            tasks.cancel(task)
+            task.error = (f"stopped when the run ended (background_on_exit: {policy}"
+                          + (f", after waiting {self.config.background_wait_s:g} s)" if policy == "wait" else ")"))
+        await tasks.wait(late, 30)
+        what = ("they were waited for" if not late else
+                f"{len(late)} {'was' if len(late) == 1 else 'were'} stopped")
+        said = (f"The run ended with {len(running)} background task{'s' * (len(running) != 1)} still running; "
+                f"{what} (background_on_exit: {policy}). Give your final answer with what they found.")
+        return await self.loop.exchange(session_id, said, synthetic=True)
 
     async def command(
         self, session_id: str, name: str, arguments: str = "", agent: str | None = None, model: str | None = None

@@ -394,6 +394,13 @@ class Config(Section):
     """The OS sandbox for shell commands and spawned workers: `auto` confines them where this machine can
     (bubblewrap on Linux, sandbox-exec on macOS) and says once per session where it cannot; `required`
     refuses to run them unconfined; `off` never confines them."""
+    background_tasks: int = Field(default=4, ge=1, le=64)
+    """How many subagents one session may run in the background at once (`task` with `background: true`)."""
+    background_on_exit: Literal["wait", "cancel"] = "wait"
+    """What a run that ends with background tasks still running does with them, where nobody stays to see them
+    (a script, nbclient): `wait` for them (at most `background_wait_s`, then they are stopped) and let the agent
+    answer with what they found, or `cancel` them at once."""
+    background_wait_s: float = Field(default=600.0, gt=0)
     approvals: ApprovalsMode = "auto"
     """Who may answer approvals on a server several people use: `owner` (JupyterHub's JUPYTERHUB_USER, else the
     kernel's OS user), `anyone` who sees the prompt, or `auto`: `owner` on a hub, `anyone` elsewhere."""

@@ -126,6 +126,7 @@ PERMISSION_NAMES = frozenset({
     "read", "write", "edit", "list", "glob", "grep", "bash", "webfetch", "todowrite", "todoread", "question", "task",
     "plan_enter", "plan_exit", "python", "variables", "notebook_read", "notebook_edit", "notebook_run", "skill",
     "external_directory", "git_internals", "agent_config", "doom_loop", "network", "mcp", "sandbox", "live", "hook",
+    "task_status", "task_cancel",
     "patch", "multiedit",
 })
 """The built-in permission names (tool/reserved.py's, which config may not import; tests/config holds the two

@@ -136,6 +136,7 @@ class SessionLoop:
             if session_id not in self.prompted:
                 self.prompted.append(session_id)
             context = await self._prompt_hooks(session_id, user, text, synthetic)
+            context += [task.report() for task in self.subtasks.background.untold(session_id)]
             deps.sessions.add_message(user)
             if text:
                 deps.sessions.add_part(TextPart(session_id=session_id, message_id=user.id, text=text,
@@ -172,6 +173,7 @@ class SessionLoop:
     async def close(self) -> None:
         for task in list(self._runs.values()):
             task.cancel()
+        await self.subtasks.background.cancel_all("the workspace closed")  # never a child left running
         await self.titles.close()
 
     # ------------------------------------------------------------------------------------------ run
@@ -216,6 +218,8 @@ class SessionLoop:
                 task = state.history.pending_task()
                 if task is not None:
                     last = await self._run_task(state, user, task[1]) or last
+                    continue
+                if step > 0 and self._tell_endings(state, user):
                     continue
                 step += 1
                 agent = deps.agents.get(user.agent)
@@ -403,6 +407,19 @@ class SessionLoop:
                 raise HookBlockedError(said.reason or said.stop or "it gave no reason")
             added += said.additional_context
         return added
+
+    def _tell_endings(self, state: RunState, user: UserMessage) -> bool:
+        """Background tasks that ended while this run went on: the agent reads how, before its next step."""
+        ended = self.subtasks.background.untold(state.session_id)
+        if not ended:
+            return False
+        note = UserMessage(session_id=state.session_id, agent=user.agent, model=user.model, synthetic=True,
+                           permission=user.permission, list_variables=user.list_variables)
+        state.log.add_message(note)
+        for task in ended:
+            state.log.add_part(TextPart(session_id=state.session_id, message_id=note.id, text=task.report(),
+                                        synthetic=True))
+        return True
 
     async def _kept_going(self, state: RunState, user: UserMessage, agent: AgentInfo) -> bool:
         """Whether a `Stop` hook (`SubagentStop` in a child session) keeps the agent going: then its reason is the

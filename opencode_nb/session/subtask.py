@@ -21,6 +21,7 @@ from ..agent.info import AgentInfo
 from ..errors import NotFoundError, OpencodeNbError, ToolError
 from ..permission.rules import Rule, Ruleset
 from ..tool.task import with_task_metadata
+from .background import BackgroundTasks
 from .deps import LoopDeps
 from .events import MessagePartUpdated
 from .model_choice import model_for
@@ -70,19 +71,64 @@ class SubtaskRunner:
     def __init__(self, deps: LoopDeps, loop: Prompting) -> None:
         self.deps = deps
         self.loop = loop
+        self.background = BackgroundTasks(lambda: deps.config.background_tasks)
+        """The subagents the model started with `background: true`, by parent session."""
+
+    # ------------------------------------------------------------------------------------------ background
+
+    async def start_background(self, *, parent_id: str, caller: str, description: str, prompt: str, agent: str,
+                               model: str | None = None) -> str:
+        """Start `agent` on `prompt` in a new child of `parent_id` and return its id at once.
+
+        Raises:
+            ToolError: an unknown or primary agent, or the session has as many running as it may.
+        """
+        info = self._subagent(agent)
+        self.background.room(parent_id)  # before a child session is made for nothing
+        parent = self.deps.sessions.get(parent_id)
+        child = self.deps.sessions.create(parent.directory, title=f"{description} (@{agent} subagent, background)",
+                                          parent_id=parent_id, permission=child_rules(parent, info))
+        run = self.run(parent_id=parent_id, caller=caller, description=description, prompt=prompt, agent=agent,
+                       task_id=child.id, model=model)
+        self.background.start(parent_id, child.id, agent, description, run)
+        return child.id
+
+    async def status(self, parent_id: str, task_id: str | None, wait_s: float) -> str:
+        """The state of one background task or all of this session's, after waiting up to `wait_s` for them."""
+        tasks = [self.background.get(parent_id, task_id)] if task_id else self.background.of(parent_id)
+        if not tasks:
+            return "This session has started no background tasks."
+        if wait_s > 0:
+            await self.background.wait(tasks, wait_s)
+        for task in tasks:
+            if task.state != "running":
+                task.told = True
+        return "\n\n".join(task.report() for task in tasks)
+
+    def cancel(self, parent_id: str, task_id: str) -> str:
+        task = self.background.get(parent_id, task_id)
+        if not self.background.cancel(task):
+            return f"Background task {task.line()}: it had ended already, nothing was stopped."
+        return f"Background task {task.id} (@{task.agent}: {task.description}) is being stopped."
+
+    def _subagent(self, agent: str) -> AgentInfo:
+        try:
+            info = self.deps.agents.get(agent)
+        except NotFoundError:
+            names = ", ".join(a.name for a in self.deps.agents.subagents())
+            raise ToolError(f"Unknown agent type: {agent} is not a valid agent type. Use one of: {names}.") from None
+        if not info.is_subagent:
+            raise ToolError(f"{agent} is a primary agent and cannot run as a subagent.")
+        return info
+
+    # ------------------------------------------------------------------------------------------ foreground
 
     async def run(self, *, parent_id: str, caller: str, description: str, prompt: str, agent: str,
                   task_id: str | None = None, model: str | None = None,
                   update: Callable[[str | None, dict[str, Any] | None], None] | None = None) -> tuple[str, str]:
         """Run `agent` on `prompt` in a child of `parent_id`; returns (child session id, final text)."""
         deps = self.deps
-        try:
-            info = deps.agents.get(agent)
-        except NotFoundError:
-            names = ", ".join(a.name for a in deps.agents.subagents())
-            raise ToolError(f"Unknown agent type: {agent} is not a valid agent type. Use one of: {names}.") from None
-        if not info.is_subagent:
-            raise ToolError(f"{agent} is a primary agent and cannot run as a subagent.")
+        info = self._subagent(agent)
         parent = deps.sessions.get(parent_id)
         child = self._existing(task_id, parent_id) or deps.sessions.create(
             parent.directory, title=f"{description} (@{agent} subagent)", parent_id=parent_id,

@@ -57,6 +57,19 @@ class TaskRunner(Protocol):
     async def run(self, *, parent_id: str, caller: str, description: str, prompt: str, agent: str,
                   task_id: str | None, model: str | None, update: Update | None) -> tuple[str, str]: ...
 
+    async def start_background(self, *, parent_id: str, caller: str, description: str, prompt: str, agent: str,
+                               model: str | None = None) -> str:
+        """Start the subagent beside the caller; returns the task's id (its child session's) at once."""
+        ...
+
+    async def status(self, parent_id: str, task_id: str | None, wait_s: float) -> str:
+        """How one background task, or each of the session's, stands (waiting up to `wait_s` for them)."""
+        ...
+
+    def cancel(self, parent_id: str, task_id: str) -> str:
+        """Stop a background task; what happened, in words for the model."""
+        ...
+
 
 class KernelBridge(Protocol):
     """The person's live kernel, as a tool may see it; the context holds None outside a kernel."""

@@ -98,6 +98,7 @@ def default_registry(skills: Skills | None = None, diagnostics: Diagnostics | No
     from .question import QuestionTool
     from .read import ReadTool
     from .task import TaskTool
+    from .task_status import TaskCancelTool, TaskStatusTool
     from .todo import TodoReadTool, TodoWriteTool
     from .variables import VariablesTool
     from .webfetch import WebFetchTool
@@ -106,7 +107,8 @@ def default_registry(skills: Skills | None = None, diagnostics: Diagnostics | No
     registry = ToolRegistry([ReadTool(), WriteTool(diagnostics), EditTool(diagnostics), ListTool(), GlobTool(),
                              GrepTool(), BashTool(), WebFetchTool(), TodoWriteTool(), TodoReadTool(), QuestionTool(),
                              TaskTool(), PlanEnterTool(), PlanExitTool(), PythonTool(), VariablesTool(),
-                             NotebookReadTool(), NotebookEditTool(diagnostics), NotebookRunTool()])
+                             NotebookReadTool(), NotebookEditTool(diagnostics), NotebookRunTool(), TaskStatusTool(),
+                             TaskCancelTool()])
     if skills is not None:
         from .skill import SkillTool
 

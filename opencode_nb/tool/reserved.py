@@ -24,6 +24,7 @@ from ..permission.rules import EDIT_TOOLS
 TOOLS = frozenset({
     "read", "write", "edit", "list", "glob", "grep", "bash", "webfetch", "todowrite", "todoread", "question", "task",
     "plan_enter", "plan_exit", "python", "variables", "notebook_read", "notebook_edit", "notebook_run", "skill",
+    "task_status", "task_cancel",
 })
 """The tools we ship (`registry.default_registry`, `skill` with skills); `tests/tool/test_reserved.py` holds
 this to the registry, so a tool added there and not here fails."""

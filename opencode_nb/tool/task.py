@@ -41,6 +41,8 @@ class TaskParams(BaseModel):
     prompt: str = Field(description="The complete task for the subagent: everything it needs to know")
     subagent_type: str = Field(description="Which subagent to use, from the list in the tool description")
     task_id: str | None = Field(None, description="Continue an earlier task: the session_id its result named")
+    background: bool = Field(False, description="Run it in the background: this call returns at once with the "
+                                                "task's id, and task_status gives its answer later")
 
 
 class TaskTool(Tool[TaskParams]):
@@ -59,6 +61,19 @@ class TaskTool(Tool[TaskParams]):
             raise ToolError("Subagents are not available in this session.")
         await ctx.ask("task", [params.subagent_type], always=["*"],
                       metadata={"description": params.description, "subagent_type": params.subagent_type})
+        if params.background:
+            if params.task_id:
+                raise ToolError("A background task starts a new session: leave out task_id, or continue that "
+                                "task in the foreground.")
+            child_id = await ctx.tasks.start_background(
+                parent_id=ctx.session_id, caller=ctx.agent, description=params.description, prompt=params.prompt,
+                agent=params.subagent_type, model=ctx.model)
+            said = f"@{params.subagent_type} works on it in the background"
+            return ToolResult(params.description, (
+                f"Started @{params.subagent_type} in the background as task {child_id}. Carry on; you will be told "
+                f"when it ends, or call task_status (task_id: {child_id}, wait: true) to wait for its answer."),
+                {"session_id": child_id, "agent": params.subagent_type, "background": True,
+                 **for_person(said, "")})
         child_id, text = await ctx.tasks.run(
             parent_id=ctx.session_id, caller=ctx.agent, description=params.description, prompt=params.prompt,
             agent=params.subagent_type, task_id=params.task_id, model=ctx.model, update=ctx.update,
