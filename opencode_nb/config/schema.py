@@ -415,12 +415,6 @@ class Config(Section):
     formatter: dict[str, FormatterConfig] = Field(default_factory=dict)
     """Formatters run after an agent writes or edits a file, by name (see `FormatterConfig`); `false`: none."""
 
-    @field_validator("diagnostics", mode="before")
-    @classmethod
-    def _diagnostics_switch(cls, value: Any) -> Any:
-        """`diagnostics: false` (or `true`) is the switch alone."""
-        return {"enabled": value} if isinstance(value, bool) else value
-
     @field_validator("formatter", mode="before")
     @classmethod
     def _no_formatters(cls, value: Any) -> Any:
@@ -437,10 +431,10 @@ class Config(Section):
             return {event: [] if groups is None else groups for event, groups in value.items()}
         return value
 
-    @field_validator("checkpoints", mode="before")
+    @field_validator("checkpoints", "diagnostics", mode="before")
     @classmethod
-    def _checkpoints_switch(cls, value: Any) -> Any:
-        """`checkpoints: false` (or `true`) is the switch alone."""
+    def _switch_alone(cls, value: Any) -> Any:
+        """`checkpoints: false` or `diagnostics: false` (or `true`) is the switch alone."""
         return {"enabled": value} if isinstance(value, bool) else value
 
     @field_validator("sandbox", mode="before")
